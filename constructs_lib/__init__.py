@@ -1,0 +1,1 @@
+"""constructs_lib."""

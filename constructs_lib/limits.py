@@ -1,0 +1,90 @@
+"""AWS numbers the library relies on, each with the document that states it.
+
+Durations are in seconds. Values marked "recommendation" are advice from AWS, which the library
+applies as defaults and warnings; every other value is a hard limit AWS enforces at deploy time.
+Nothing here imports CDK or Spark: the constructs, the in-app checks and the audit share it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# --- SQS queue attributes (botocore SQS SetQueueAttributes / CreateQueue) -------------------
+VISIBILITY_TIMEOUT_MIN: Final = 0  # botocore SetQueueAttributes VisibilityTimeout
+VISIBILITY_TIMEOUT_MAX: Final = 43_200  # 12 h; botocore SetQueueAttributes VisibilityTimeout
+VISIBILITY_TIMEOUT_DEFAULT: Final = 30  # CloudFormation AWS::SQS::Queue VisibilityTimeout
+
+RETENTION_MIN: Final = 60  # botocore SetQueueAttributes MessageRetentionPeriod
+RETENTION_MAX: Final = 1_209_600  # 14 d; botocore SetQueueAttributes MessageRetentionPeriod
+RETENTION_DEFAULT: Final = 345_600  # 4 d; CloudFormation AWS::SQS::Queue MessageRetentionPeriod
+
+DELAY_SECONDS_MAX: Final = 900  # botocore SetQueueAttributes DelaySeconds
+RECEIVE_WAIT_TIME_MAX: Final = 20  # botocore SetQueueAttributes ReceiveMessageWaitTimeSeconds
+
+MAX_RECEIVE_COUNT_MIN: Final = 1  # SQS developer guide, configuring a DLQ (console)
+MAX_RECEIVE_COUNT_MAX: Final = 1_000  # SQS developer guide, configuring a DLQ (console)
+
+REDRIVE_ALLOW_SOURCE_ARNS_MAX: Final = 10  # botocore RedriveAllowPolicy sourceQueueArns
+
+QUEUE_NAME_MAX_LENGTH: Final = 80  # botocore CreateQueue QueueName; includes ".fifo"
+FIFO_SUFFIX: Final = ".fifo"  # SQS developer guide, quotas-fifo
+QUEUE_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]+$")  # botocore CreateQueue QueueName
+
+# About 120,000 for standard queues and 120,000 for FIFO (older texts say 20,000 for FIFO).
+# SQS developer guide, quotas-queues and quotas-fifo.
+IN_FLIGHT_QUOTA_STANDARD: Final = 120_000
+IN_FLIGHT_QUOTA_FIFO: Final = 120_000
+
+# --- Lambda function and its SQS event source mapping ---------------------------------------
+FUNCTION_TIMEOUT_MIN: Final = 1  # Lambda guide, configuration-timeout
+FUNCTION_TIMEOUT_MAX: Final = 900  # Lambda guide, configuration-timeout (not Managed Instances)
+FUNCTION_TIMEOUT_DEFAULT: Final = 3  # CloudFormation AWS::Lambda::Function Timeout
+
+BATCH_SIZE_MIN: Final = 1  # Lambda guide, services-sqs-parameters
+BATCH_SIZE_MAX_STANDARD: Final = 10_000  # Lambda guide, services-sqs-parameters
+BATCH_SIZE_MAX_FIFO: Final = 10  # Lambda guide, services-sqs-parameters
+BATCH_SIZE_DEFAULT: Final = 10  # CloudFormation AWS::Lambda::EventSourceMapping BatchSize
+# A batch above 10 needs MaximumBatchingWindowInSeconds >= 1 (botocore); CDK lets 0 s through.
+BATCH_SIZE_MAX_WITHOUT_WINDOW: Final = 10
+BATCHING_WINDOW_MIN_FOR_LARGE_BATCH: Final = 1
+BATCHING_WINDOW_MAX: Final = 300  # Lambda guide, services-sqs-parameters; none for FIFO
+
+MAX_CONCURRENCY_MIN: Final = 2  # botocore ScalingConfig.MaximumConcurrency
+MAX_CONCURRENCY_MAX: Final = 1_000  # botocore ScalingConfig.MaximumConcurrency
+
+# --- Recommendations --------------------------------------------------------------------------
+# Visibility timeout >= 6 x function timeout + batching window.
+# Lambda guide, services-sqs-configure, "Batch window".
+VISIBILITY_TIMEOUT_FACTOR: Final = 6
+# maxReceiveCount >= 5 with a Lambda consumer, because throttled receives count.
+# Lambda guide, with-sqs / services-sqs-configure.
+LAMBDA_MIN_RECEIVE_COUNT: Final = 5
+MAX_RECEIVE_COUNT_DEFAULT: Final = LAMBDA_MIN_RECEIVE_COUNT
+
+# --- CloudWatch (SQS developer guide, monitoring with CloudWatch) ------------------------------
+SQS_METRIC_NAMESPACE: Final = "AWS/SQS"
+SQS_METRIC_DIMENSION: Final = "QueueName"
+METRIC_IN_FLIGHT: Final = "ApproximateNumberOfMessagesNotVisible"
+METRIC_VISIBLE: Final = "ApproximateNumberOfMessagesVisible"
+METRIC_OLDEST_AGE: Final = "ApproximateAgeOfOldestMessage"
+# Does not count messages the redrive policy moves into a DLQ: never alarm on it for DLQ arrivals.
+# SQS developer guide, "NumberOfMessagesSent and NumberOfMessagesReceived for a DLQ don't match".
+METRIC_SENT: Final = "NumberOfMessagesSent"
+SQS_METRIC_PERIOD: Final = 60  # SQS publishes one-minute data
+
+# --- Alarm thresholds the library derives (its own choices, reasoned in docs/alarms.md) -------
+# In-flight alarm: fire at a tenth of the in-flight quota, long before receives start failing.
+IN_FLIGHT_ALARM_QUOTA_FRACTION: Final = 0.1
+# Expiry-risk alarms fire when the oldest message has used this share of the time it has left.
+EXPIRY_ALARM_RETENTION_FRACTION: Final = 0.5
+
+
+def in_flight_quota(fifo: bool) -> int:
+    """The in-flight message quota for a queue of this type."""
+    return IN_FLIGHT_QUOTA_FIFO if fifo else IN_FLIGHT_QUOTA_STANDARD
+
+
+def max_batch_size(fifo: bool) -> int:
+    """The largest batch an SQS event source may take from a queue of this type."""
+    return BATCH_SIZE_MAX_FIFO if fifo else BATCH_SIZE_MAX_STANDARD

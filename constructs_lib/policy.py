@@ -1,0 +1,258 @@
+"""Pure decisions about SQS -> Lambda settings, shared by the constructs, the in-app checks and
+the fleet audit. No CDK, no Spark: plain numbers in, numbers or problems out.
+
+A value of ``None`` means "not known here" (an unresolved token or reference): checks that need
+it are skipped, and the caller says so (a warning annotation, or an audit QR900 finding).
+"""
+
+from __future__ import annotations
+
+import math
+
+from constructs_lib import limits
+from constructs_lib.errors import Problem
+
+
+def derived_visibility_timeout(
+    function_timeout: int, batching_window: int = 0, factor: float = limits.VISIBILITY_TIMEOUT_FACTOR
+) -> int:
+    """The visibility timeout a queue needs for one Lambda consumer, in whole seconds.
+
+    ``factor x function timeout + batching window`` (Lambda guide, services-sqs-configure), and
+    never below the function timeout, which AWS requires when it creates the event source.
+    """
+    return max(math.ceil(factor * function_timeout + batching_window), function_timeout)
+
+
+def dead_letter_queue_name(source_name: str, fifo: bool) -> str:
+    """``orders`` -> ``orders-dlq``; ``orders.fifo`` -> ``orders-dlq.fifo``."""
+    return f"{strip_fifo_suffix(source_name)}{DEAD_LETTER_SUFFIX}{limits.FIFO_SUFFIX if fifo else ''}"
+
+
+DEAD_LETTER_SUFFIX = "-dlq"
+
+
+def strip_fifo_suffix(name: str) -> str:
+    return name.removesuffix(limits.FIFO_SUFFIX)
+
+
+def expiry_alarm_thresholds(
+    source_retention: int, dead_letter_retention: int, fifo: bool
+) -> tuple[int, int]:
+    """Age thresholds (seconds) for the source's and the DLQ's ApproximateAgeOfOldestMessage.
+
+    Each alarm fires when the oldest message has used half the time it has left before SQS
+    deletes it. On the source that time is the retention period. On a DLQ the age metric counts
+    from the move, but a standard queue keeps the original enqueue time, so a message that
+    reached the DLQ late in its life has only ``DLQ retention - source retention`` left in the
+    worst case; FIFO queues reset the time on the move (SQS developer guide, DLQ retention).
+    """
+    fraction = limits.EXPIRY_ALARM_RETENTION_FRACTION
+    dead_letter_lifetime = (
+        dead_letter_retention if fifo else max(dead_letter_retention - source_retention, 0)
+    )
+    source_threshold = max(math.floor(source_retention * fraction), limits.SQS_METRIC_PERIOD)
+    dead_letter_threshold = max(math.floor(dead_letter_lifetime * fraction), limits.SQS_METRIC_PERIOD)
+    return source_threshold, dead_letter_threshold
+
+
+def default_in_flight_threshold(fifo: bool) -> int:
+    """In-flight alarm threshold: a tenth of the in-flight quota (SQS quotas-queues/quotas-fifo).
+
+    Past the quota, standard queues answer ReceiveMessage with OverLimit and FIFO queues return
+    nothing, so consumers stall; a tenth leaves room to act on a stuck or slow consumer.
+    """
+    return int(limits.in_flight_quota(fifo) * limits.IN_FLIGHT_ALARM_QUOTA_FRACTION)
+
+
+# --- Validation: each function returns every problem it finds -------------------------------
+
+
+def _out_of_range(prop: str, value: int | float | None, low: int, high: int, unit: str, fix: str) -> list[Problem]:
+    if value is None or low <= value <= high:
+        return []
+    return [Problem(prop, value, f"must be between {low} and {high}{unit}", fix)]
+
+
+def queue_name_problems(prop: str, name: str | None, fifo: bool, dead_letter: bool) -> list[Problem]:
+    """A name for the source queue, checked with the suffixes the library will add to it."""
+    if name is None:
+        return []
+    base = strip_fifo_suffix(name)
+    problems: list[Problem] = []
+    if not limits.QUEUE_NAME_PATTERN.match(base):
+        problems.append(
+            Problem(
+                prop,
+                name,
+                "may contain only letters, digits, hyphens and underscores (plus '.fifo' at the end of a FIFO queue)",
+                "remove the other characters",
+            )
+        )
+    full_length = len(base) + (len(DEAD_LETTER_SUFFIX) if dead_letter else 0) + (
+        len(limits.FIFO_SUFFIX) if fifo else 0
+    )
+    if full_length > limits.QUEUE_NAME_MAX_LENGTH:
+        counted = "with the '-dlq' suffix of its dead-letter queue" if dead_letter else "as given"
+        if fifo:
+            counted += " and '.fifo'"
+        allowed = limits.QUEUE_NAME_MAX_LENGTH - (full_length - len(base))
+        problems.append(
+            Problem(
+                prop,
+                name,
+                f"is {full_length} characters {counted}, above SQS's limit of {limits.QUEUE_NAME_MAX_LENGTH}",
+                f"shorten the name to at most {allowed} characters before the suffixes",
+            )
+        )
+    return problems
+
+
+def retention_problems(
+    fifo: bool, source_retention: int | None, dead_letter_retention: int | None
+) -> list[Problem]:
+    unit = " seconds (1 minute to 14 days)"
+    problems = _out_of_range(
+        "retention_period", source_retention, limits.RETENTION_MIN, limits.RETENTION_MAX, unit,
+        "choose a retention period within SQS's range",
+    ) + _out_of_range(
+        "dead_letter_retention_period", dead_letter_retention, limits.RETENTION_MIN, limits.RETENTION_MAX, unit,
+        "choose a retention period within SQS's range; 14 days gives the most time to inspect failures",
+    )
+    if (
+        not fifo
+        and source_retention is not None
+        and dead_letter_retention is not None
+        and source_retention >= dead_letter_retention
+    ):
+        problems.append(
+            Problem(
+                "retention_period",
+                source_retention,
+                f"must be shorter than dead_letter_retention_period ({dead_letter_retention} s): a standard "
+                "queue keeps a message's original enqueue time when it moves to the DLQ, so the DLQ would "
+                "delete it on arrival or soon after",
+                "shorten retention_period or lengthen dead_letter_retention_period (at most 14 days)",
+            )
+        )
+    return problems
+
+
+def max_receive_count_problems(max_receive_count: int | None, has_lambda_consumer: bool) -> list[Problem]:
+    problems = _out_of_range(
+        "max_receive_count", max_receive_count, limits.MAX_RECEIVE_COUNT_MIN, limits.MAX_RECEIVE_COUNT_MAX, "",
+        "choose how many receives a message gets before it moves to the DLQ, within SQS's range",
+    )
+    if (
+        has_lambda_consumer
+        and max_receive_count is not None
+        and limits.MAX_RECEIVE_COUNT_MIN <= max_receive_count < limits.LAMBDA_MIN_RECEIVE_COUNT
+    ):
+        problems.append(
+            Problem(
+                "max_receive_count",
+                max_receive_count,
+                f"is below {limits.LAMBDA_MIN_RECEIVE_COUNT}, the least AWS recommends with a Lambda consumer: "
+                "throttled invocations count as receives, so healthy messages can reach the DLQ",
+                f"raise max_receive_count to at least {limits.LAMBDA_MIN_RECEIVE_COUNT}",
+                severity="warning",
+            )
+        )
+    return problems
+
+
+def event_source_problems(
+    fifo: bool, batch_size: int | None, batching_window: int | None, max_concurrency: int | None
+) -> list[Problem]:
+    """Event source settings that CreateEventSourceMapping rejects (audit rule QR014)."""
+    queue_type = "FIFO" if fifo else "standard"
+    problems = _out_of_range(
+        "batch_size", batch_size, limits.BATCH_SIZE_MIN, limits.max_batch_size(fifo), f" for a {queue_type} queue",
+        f"choose a batch size from {limits.BATCH_SIZE_MIN} to {limits.max_batch_size(fifo)}",
+    )
+    if fifo and batching_window:
+        problems.append(
+            Problem(
+                "max_batching_window", batching_window,
+                "is not supported for FIFO queues (Lambda rejects any batching window on them)",
+                "remove max_batching_window",
+            )
+        )
+    else:
+        problems += _out_of_range(
+            "max_batching_window", batching_window, 0, limits.BATCHING_WINDOW_MAX, " seconds",
+            f"choose a window of at most {limits.BATCHING_WINDOW_MAX} seconds",
+        )
+        if (
+            not fifo
+            and batch_size is not None
+            and batch_size > limits.BATCH_SIZE_MAX_WITHOUT_WINDOW
+            and (batching_window or 0) < limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH
+        ):
+            problems.append(
+                Problem(
+                    "max_batching_window", batching_window or 0,
+                    f"must be at least {limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH} second when batch_size "
+                    f"({batch_size}) is above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
+                    f"set max_batching_window=Duration.seconds(1) or more, or a batch_size of at most "
+                    f"{limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
+                )
+            )
+    problems += _out_of_range(
+        "max_concurrency", max_concurrency, limits.MAX_CONCURRENCY_MIN, limits.MAX_CONCURRENCY_MAX, "",
+        f"choose a maximum concurrency from {limits.MAX_CONCURRENCY_MIN} to {limits.MAX_CONCURRENCY_MAX}, "
+        "or leave it unset",
+    )
+    return problems
+
+
+def function_timeout_problems(prop: str, function_timeout: int | None) -> list[Problem]:
+    return _out_of_range(
+        prop, function_timeout, limits.FUNCTION_TIMEOUT_MIN, limits.FUNCTION_TIMEOUT_MAX, " seconds",
+        "give the function's real timeout (Lambda allows 1 to 900 seconds)",
+    )
+
+
+def visibility_factor_problems(factor: float) -> list[Problem]:
+    if factor < 1:
+        return [
+            Problem(
+                "visibility_timeout_factor", factor,
+                "must be at least 1: the queue's visibility timeout may not be shorter than the function timeout",
+                f"use the recommended {limits.VISIBILITY_TIMEOUT_FACTOR}",
+            )
+        ]
+    if factor < limits.VISIBILITY_TIMEOUT_FACTOR:
+        return [
+            Problem(
+                "visibility_timeout_factor", factor,
+                f"is below the {limits.VISIBILITY_TIMEOUT_FACTOR} AWS recommends; retries of throttled batches "
+                "can then run while the first attempt is still in flight, processing messages twice",
+                f"use {limits.VISIBILITY_TIMEOUT_FACTOR} or more",
+                severity="warning",
+            )
+        ]
+    return []
+
+
+def visibility_problems(derived: int, explicit: int | None) -> list[Problem]:
+    """The derived visibility timeout against SQS's maximum and against an explicit setting."""
+    if derived > limits.VISIBILITY_TIMEOUT_MAX:
+        return [
+            Problem(
+                "visibility_timeout_factor", derived,
+                f"gives a visibility timeout of {derived} s (factor x function timeout + batching window), "
+                f"above SQS's maximum of {limits.VISIBILITY_TIMEOUT_MAX} s",
+                "lower the function timeout, the batching window or visibility_timeout_factor",
+            )
+        ]
+    if explicit is not None and explicit < derived:
+        return [
+            Problem(
+                "visibility_timeout", explicit,
+                f"is below the {derived} s this queue's consumers need (factor x function timeout + "
+                "batching window); messages would be delivered again while still being processed",
+                f"remove visibility_timeout to let the library derive it, or set it to at least {derived} s",
+            )
+        ]
+    return []

@@ -1,1 +1,16 @@
-"""constructs_lib."""
+"""SQS -> Lambda constructs that cannot be misconfigured, and the rules behind them."""
+
+from constructs_lib.alarms import QueueAlarms
+from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
+from constructs_lib.errors import ConfigurationError, Problem
+from constructs_lib.queue import ResilientQueue
+
+__all__ = [
+    "ConfigurationError",
+    "ConsumerSettings",
+    "LambdaConsumer",
+    "Problem",
+    "QueueAlarms",
+    "ResilientQueue",
+]
+__version__ = "0.1.0"

@@ -14,7 +14,9 @@ from constructs_lib.errors import Problem
 
 
 def derived_visibility_timeout(
-    function_timeout: int, batching_window: int = 0, factor: float = limits.VISIBILITY_TIMEOUT_FACTOR
+    function_timeout: int,
+    batching_window: int = 0,
+    factor: float = limits.VISIBILITY_TIMEOUT_FACTOR,
 ) -> int:
     """The visibility timeout a queue needs for one Lambda consumer, in whole seconds.
 
@@ -26,7 +28,9 @@ def derived_visibility_timeout(
 
 def dead_letter_queue_name(source_name: str, fifo: bool) -> str:
     """``orders`` -> ``orders-dlq``; ``orders.fifo`` -> ``orders-dlq.fifo``."""
-    return f"{strip_fifo_suffix(source_name)}{DEAD_LETTER_SUFFIX}{limits.FIFO_SUFFIX if fifo else ''}"
+    return (
+        f"{strip_fifo_suffix(source_name)}{DEAD_LETTER_SUFFIX}{limits.FIFO_SUFFIX if fifo else ''}"
+    )
 
 
 DEAD_LETTER_SUFFIX = "-dlq"
@@ -52,7 +56,9 @@ def expiry_alarm_thresholds(
         dead_letter_retention if fifo else max(dead_letter_retention - source_retention, 0)
     )
     source_threshold = max(math.floor(source_retention * fraction), limits.SQS_METRIC_PERIOD)
-    dead_letter_threshold = max(math.floor(dead_letter_lifetime * fraction), limits.SQS_METRIC_PERIOD)
+    dead_letter_threshold = max(
+        math.floor(dead_letter_lifetime * fraction), limits.SQS_METRIC_PERIOD
+    )
     return source_threshold, dead_letter_threshold
 
 
@@ -68,13 +74,17 @@ def default_in_flight_threshold(fifo: bool) -> int:
 # --- Validation: each function returns every problem it finds -------------------------------
 
 
-def _out_of_range(prop: str, value: int | float | None, low: int, high: int, unit: str, fix: str) -> list[Problem]:
+def _out_of_range(
+    prop: str, value: int | float | None, low: int, high: int, unit: str, fix: str
+) -> list[Problem]:
     if value is None or low <= value <= high:
         return []
     return [Problem(prop, value, f"must be between {low} and {high}{unit}", fix)]
 
 
-def queue_name_problems(prop: str, name: str | None, fifo: bool, dead_letter: bool) -> list[Problem]:
+def queue_name_problems(
+    prop: str, name: str | None, fifo: bool, dead_letter: bool
+) -> list[Problem]:
     """A name for the source queue, checked with the suffixes the library will add to it."""
     if name is None:
         return []
@@ -89,8 +99,10 @@ def queue_name_problems(prop: str, name: str | None, fifo: bool, dead_letter: bo
                 "remove the other characters",
             )
         )
-    full_length = len(base) + (len(DEAD_LETTER_SUFFIX) if dead_letter else 0) + (
-        len(limits.FIFO_SUFFIX) if fifo else 0
+    full_length = (
+        len(base)
+        + (len(DEAD_LETTER_SUFFIX) if dead_letter else 0)
+        + (len(limits.FIFO_SUFFIX) if fifo else 0)
     )
     if full_length > limits.QUEUE_NAME_MAX_LENGTH:
         counted = "with the '-dlq' suffix of its dead-letter queue" if dead_letter else "as given"
@@ -113,10 +125,18 @@ def retention_problems(
 ) -> list[Problem]:
     unit = " seconds (1 minute to 14 days)"
     problems = _out_of_range(
-        "retention_period", source_retention, limits.RETENTION_MIN, limits.RETENTION_MAX, unit,
+        "retention_period",
+        source_retention,
+        limits.RETENTION_MIN,
+        limits.RETENTION_MAX,
+        unit,
         "choose a retention period within SQS's range",
     ) + _out_of_range(
-        "dead_letter_retention_period", dead_letter_retention, limits.RETENTION_MIN, limits.RETENTION_MAX, unit,
+        "dead_letter_retention_period",
+        dead_letter_retention,
+        limits.RETENTION_MIN,
+        limits.RETENTION_MAX,
+        unit,
         "choose a retention period within SQS's range; 14 days gives the most time to inspect failures",
     )
     if (
@@ -138,9 +158,15 @@ def retention_problems(
     return problems
 
 
-def max_receive_count_problems(max_receive_count: int | None, has_lambda_consumer: bool) -> list[Problem]:
+def max_receive_count_problems(
+    max_receive_count: int | None, has_lambda_consumer: bool
+) -> list[Problem]:
     problems = _out_of_range(
-        "max_receive_count", max_receive_count, limits.MAX_RECEIVE_COUNT_MIN, limits.MAX_RECEIVE_COUNT_MAX, "",
+        "max_receive_count",
+        max_receive_count,
+        limits.MAX_RECEIVE_COUNT_MIN,
+        limits.MAX_RECEIVE_COUNT_MAX,
+        "",
         "choose how many receives a message gets before it moves to the DLQ, within SQS's range",
     )
     if (
@@ -167,20 +193,29 @@ def event_source_problems(
     """Event source settings that CreateEventSourceMapping rejects (audit rule QR014)."""
     queue_type = "FIFO" if fifo else "standard"
     problems = _out_of_range(
-        "batch_size", batch_size, limits.BATCH_SIZE_MIN, limits.max_batch_size(fifo), f" for a {queue_type} queue",
+        "batch_size",
+        batch_size,
+        limits.BATCH_SIZE_MIN,
+        limits.max_batch_size(fifo),
+        f" for a {queue_type} queue",
         f"choose a batch size from {limits.BATCH_SIZE_MIN} to {limits.max_batch_size(fifo)}",
     )
     if fifo and batching_window:
         problems.append(
             Problem(
-                "max_batching_window", batching_window,
+                "max_batching_window",
+                batching_window,
                 "is not supported for FIFO queues (Lambda rejects any batching window on them)",
                 "remove max_batching_window",
             )
         )
     else:
         problems += _out_of_range(
-            "max_batching_window", batching_window, 0, limits.BATCHING_WINDOW_MAX, " seconds",
+            "max_batching_window",
+            batching_window,
+            0,
+            limits.BATCHING_WINDOW_MAX,
+            " seconds",
             f"choose a window of at most {limits.BATCHING_WINDOW_MAX} seconds",
         )
         if (
@@ -191,7 +226,8 @@ def event_source_problems(
         ):
             problems.append(
                 Problem(
-                    "max_batching_window", batching_window or 0,
+                    "max_batching_window",
+                    batching_window or 0,
                     f"must be at least {limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH} second when batch_size "
                     f"({batch_size}) is above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
                     f"set max_batching_window=Duration.seconds(1) or more, or a batch_size of at most "
@@ -199,7 +235,11 @@ def event_source_problems(
                 )
             )
     problems += _out_of_range(
-        "max_concurrency", max_concurrency, limits.MAX_CONCURRENCY_MIN, limits.MAX_CONCURRENCY_MAX, "",
+        "max_concurrency",
+        max_concurrency,
+        limits.MAX_CONCURRENCY_MIN,
+        limits.MAX_CONCURRENCY_MAX,
+        "",
         f"choose a maximum concurrency from {limits.MAX_CONCURRENCY_MIN} to {limits.MAX_CONCURRENCY_MAX}, "
         "or leave it unset",
     )
@@ -208,7 +248,11 @@ def event_source_problems(
 
 def function_timeout_problems(prop: str, function_timeout: int | None) -> list[Problem]:
     return _out_of_range(
-        prop, function_timeout, limits.FUNCTION_TIMEOUT_MIN, limits.FUNCTION_TIMEOUT_MAX, " seconds",
+        prop,
+        function_timeout,
+        limits.FUNCTION_TIMEOUT_MIN,
+        limits.FUNCTION_TIMEOUT_MAX,
+        " seconds",
         "give the function's real timeout (Lambda allows 1 to 900 seconds)",
     )
 
@@ -217,7 +261,8 @@ def visibility_factor_problems(factor: float) -> list[Problem]:
     if factor < 1:
         return [
             Problem(
-                "visibility_timeout_factor", factor,
+                "visibility_timeout_factor",
+                factor,
                 "must be at least 1: the queue's visibility timeout may not be shorter than the function timeout",
                 f"use the recommended {limits.VISIBILITY_TIMEOUT_FACTOR}",
             )
@@ -225,7 +270,8 @@ def visibility_factor_problems(factor: float) -> list[Problem]:
     if factor < limits.VISIBILITY_TIMEOUT_FACTOR:
         return [
             Problem(
-                "visibility_timeout_factor", factor,
+                "visibility_timeout_factor",
+                factor,
                 f"is below the {limits.VISIBILITY_TIMEOUT_FACTOR} AWS recommends; retries of throttled batches "
                 "can then run while the first attempt is still in flight, processing messages twice",
                 f"use {limits.VISIBILITY_TIMEOUT_FACTOR} or more",
@@ -240,7 +286,8 @@ def visibility_problems(derived: int, explicit: int | None) -> list[Problem]:
     if derived > limits.VISIBILITY_TIMEOUT_MAX:
         return [
             Problem(
-                "visibility_timeout_factor", derived,
+                "visibility_timeout_factor",
+                derived,
                 f"gives a visibility timeout of {derived} s (factor x function timeout + batching window), "
                 f"above SQS's maximum of {limits.VISIBILITY_TIMEOUT_MAX} s",
                 "lower the function timeout, the batching window or visibility_timeout_factor",
@@ -249,7 +296,8 @@ def visibility_problems(derived: int, explicit: int | None) -> list[Problem]:
     if explicit is not None and explicit < derived:
         return [
             Problem(
-                "visibility_timeout", explicit,
+                "visibility_timeout",
+                explicit,
                 f"is below the {derived} s this queue's consumers need (factor x function timeout + "
                 "batching window); messages would be delivered again while still being processed",
                 f"remove visibility_timeout to let the library derive it, or set it to at least {derived} s",

@@ -1,0 +1,86 @@
+"""Alarm factory: a metric and a threshold in, an alarm with the right statistic, period,
+missing-data policy and actions out. The queue construct decides what to watch; this module
+decides how every alarm behaves, so all of them behave alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from constructs_lib import limits
+
+# SQS publishes one-minute data, and only while a queue is active: an idle queue has no data
+# points, which must read as "nothing wrong" rather than INSUFFICIENT_DATA (SQS guide, monitoring).
+ALARM_PERIOD = Duration.seconds(limits.SQS_METRIC_PERIOD)
+# Approximate* metrics are gauges: the largest sample in the period is the one that matters.
+ALARM_STATISTIC = cloudwatch.Stats.MAXIMUM
+RUNBOOK = "Runbook: docs/alarms.md in the constructs_lib documentation."
+
+
+@dataclass(frozen=True)
+class AlarmSpec:
+    """What one alarm watches and what it tells the person it wakes."""
+
+    construct_id: str
+    metric: cloudwatch.IMetric
+    threshold: int
+    evaluation_periods: int
+    alarm_name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class QueueAlarms:
+    """The alarms of one ResilientQueue, by what they catch."""
+
+    in_flight: cloudwatch.Alarm
+    """Source ``ApproximateNumberOfMessagesNotVisible`` high: consumers stuck or too slow."""
+    dead_letter_depth: cloudwatch.Alarm
+    """DLQ ``ApproximateNumberOfMessagesVisible`` >= 1: messages failed every retry."""
+    source_expiry_risk: cloudwatch.Alarm
+    """Source ``ApproximateAgeOfOldestMessage`` past half its retention: messages about to expire."""
+    dead_letter_expiry_risk: cloudwatch.Alarm
+    """DLQ ``ApproximateAgeOfOldestMessage`` past half the time left: failures about to expire."""
+
+    def __iter__(self) -> Iterator[cloudwatch.Alarm]:
+        yield from (
+            self.in_flight,
+            self.dead_letter_depth,
+            self.source_expiry_risk,
+            self.dead_letter_expiry_risk,
+        )
+
+
+def queue_metric(queue: sqs.IQueue, metric_name: str) -> cloudwatch.Metric:
+    """An SQS gauge at the period and statistic every alarm and graph of this library uses."""
+    return queue.metric(metric_name, period=ALARM_PERIOD, statistic=ALARM_STATISTIC)
+
+
+def create_alarm(
+    scope: Construct,
+    spec: AlarmSpec,
+    alarm_actions: Sequence[cloudwatch.IAlarmAction],
+    ok_actions: Sequence[cloudwatch.IAlarmAction],
+) -> cloudwatch.Alarm:
+    alarm = cloudwatch.Alarm(
+        scope,
+        spec.construct_id,
+        metric=spec.metric,
+        threshold=spec.threshold,
+        evaluation_periods=spec.evaluation_periods,
+        datapoints_to_alarm=spec.evaluation_periods,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_name=spec.alarm_name,
+        alarm_description=f"{spec.description} {RUNBOOK}",
+    )
+    if alarm_actions:
+        alarm.add_alarm_action(*alarm_actions)
+    if ok_actions:
+        alarm.add_ok_action(*ok_actions)
+    return alarm

@@ -1,0 +1,104 @@
+"""The Lambda side of a ResilientQueue: the event source, and the numbers the queue needs from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import Duration, Token
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_sqs as sqs
+
+from constructs_lib import limits, policy
+from constructs_lib.errors import Problem
+
+
+@dataclass(frozen=True)
+class ConsumerSettings:
+    """What ``ResilientQueue.add_lambda_consumer`` was asked for, in seconds where it is a time."""
+
+    batch_size: int
+    batching_window: int | None
+    max_concurrency: int | None
+    report_batch_item_failures: bool
+    visibility_timeout_factor: float
+    enabled: bool
+    filters: Sequence[Mapping[str, Any]] | None
+
+
+@dataclass(frozen=True)
+class LambdaConsumer:
+    """One function attached to a ResilientQueue's source queue.
+
+    ``visibility_timeout`` is what this consumer needs of the queue (seconds); the queue uses
+    the largest over all of its consumers.
+    """
+
+    function: lambda_.IFunction
+    event_source: event_sources.SqsEventSource
+    function_timeout: int
+    visibility_timeout: int
+    settings: ConsumerSettings
+
+
+def seconds_or_none(duration: Duration | None) -> int | None:
+    """Whole seconds of a duration, or None when it is absent or an unresolved token."""
+    if duration is None:
+        return None
+    seconds = duration.to_seconds()
+    if Token.is_unresolved(seconds):
+        return None
+    return int(seconds)
+
+
+def function_timeout_seconds(
+    function: lambda_.IFunction, function_timeout: Duration | None
+) -> tuple[int | None, list[Problem]]:
+    """The consumer's timeout in seconds, read from the function when the app defines it.
+
+    An imported function (``Function.from_function_arn``, an alias, a version) hides its timeout,
+    so the caller must say it; a defined one without a timeout runs with Lambda's default.
+    """
+    given = seconds_or_none(function_timeout)
+    if isinstance(function, lambda_.Function):
+        own = function.timeout
+        actual = seconds_or_none(own) if own is not None else limits.FUNCTION_TIMEOUT_DEFAULT
+        if given is not None and actual is not None and given != actual:
+            return actual, [
+                Problem(
+                    "function_timeout",
+                    given,
+                    f"contradicts the function's own timeout of {actual} s",
+                    "remove function_timeout: the library reads it from the function",
+                )
+            ]
+        return actual, policy.function_timeout_problems("function timeout", actual)
+    if function_timeout is None:
+        return None, [
+            Problem(
+                "function_timeout",
+                None,
+                f"is required for {function.node.path}, whose timeout the app cannot see "
+                "(an imported function, alias or version); the queue's visibility timeout is "
+                "derived from it",
+                "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
+            )
+        ]
+    return given, policy.function_timeout_problems("function_timeout", given)
+
+
+def make_event_source(
+    queue: sqs.IQueue, settings: ConsumerSettings
+) -> event_sources.SqsEventSource:
+    window = settings.batching_window
+    return event_sources.SqsEventSource(
+        queue,
+        batch_size=settings.batch_size,
+        max_batching_window=Duration.seconds(window) if window else None,
+        max_concurrency=settings.max_concurrency,
+        report_batch_item_failures=settings.report_batch_item_failures,
+        enabled=settings.enabled,
+        filters=settings.filters,
+    )

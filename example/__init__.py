@@ -1,0 +1,1 @@
+"""The example app's stack and Lambda handlers."""

@@ -1,0 +1,38 @@
+"""Consumer of the standard orders queue.
+
+Reports partial batch failures: only the messages that failed are retried, and a message that
+keeps failing reaches the dead-letter queue after the queue's max_receive_count.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+logger = logging.getLogger()
+logger.setLevel(logging.INFO)
+
+
+class InvalidOrder(ValueError):
+    """A message that can never be processed: retrying will not help."""
+
+
+def process_order(body: str) -> None:
+    order = json.loads(body)
+    if not isinstance(order, dict) or "order_id" not in order:
+        raise InvalidOrder("an order needs an order_id")
+    if not isinstance(order.get("quantity", 1), int) or order.get("quantity", 1) < 1:
+        raise InvalidOrder(f"order {order['order_id']}: quantity must be a positive integer")
+    logger.info("processed order %s", order["order_id"])
+
+
+def handler(event: dict[str, Any], _context: object) -> dict[str, list[dict[str, str]]]:
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except (ValueError, KeyError, TypeError) as error:
+            logger.warning("message %s failed: %s", record["messageId"], error)
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}

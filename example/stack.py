@@ -1,0 +1,144 @@
+"""Two SQS -> Lambda pipelines as a platform team would write them with ResilientQueue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from constructs_lib import ResilientQueue
+
+HANDLERS = Path(__file__).parent / "handlers"
+
+# Why the example's functions carry these cdk-nag acknowledgments (none concerns a library resource).
+ASYNC_DLQ_REASON = (
+    "A function's dead-letter queue catches failed asynchronous invocations; this function is "
+    "invoked only synchronously, by its SQS event source, and failed messages go to the source "
+    "queue's dead-letter queue."
+)
+INLINE_POLICY_REASON = (
+    "The role belongs to this one function and holds only the grants CDK writes for it (its log "
+    "group, its queue, its key, X-Ray); a customer-managed policy would hold the same statements."
+)
+VPC_REASON = (
+    "The function reaches only AWS service APIs (SQS through its event source, KMS, CloudWatch "
+    "Logs, X-Ray) and no private network resource; VPC placement with interface endpoints is the "
+    "network stack's decision, not this example's."
+)
+
+
+class PipelinesStack(Stack):
+    """A standard orders pipeline (SSE-SQS) and a FIFO payments pipeline (SSE-KMS)."""
+
+    def __init__(self, scope: Construct, construct_id: str, **kwargs: object) -> None:
+        super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
+        key = kms.Key(
+            self,
+            "PipelineKey",
+            enable_key_rotation=True,
+            description="Encrypts the payment queues, the alarm topic and the consumers' logs",
+        )
+        # CloudWatch Logs and CloudWatch alarms (publishing to the encrypted topic) use the key.
+        key.grant_encrypt_decrypt(iam.ServicePrincipal(f"logs.{self.region}.amazonaws.com"))
+        key.grant(
+            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
+        )
+        alarm_topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
+        alarm_actions = [cloudwatch_actions.SnsAction(alarm_topic)]
+
+        orders = ResilientQueue(
+            self,
+            "Orders",
+            queue_name="orders",
+            retention_period=Duration.days(4),
+            alarm_actions=alarm_actions,
+            ok_actions=alarm_actions,
+        )
+        orders.add_lambda_consumer(
+            self._function("OrdersHandler", "orders.handler", Duration.seconds(30), key),
+            batch_size=100,
+            max_batching_window=Duration.seconds(5),
+            max_concurrency=20,
+        )
+        orders.add_dashboard()
+
+        payments = ResilientQueue(
+            self,
+            "Payments",
+            queue_name="payments",
+            fifo=True,
+            content_based_deduplication=True,
+            encryption_key=key,
+            alarm_actions=alarm_actions,
+            ok_actions=alarm_actions,
+        )
+        payments.add_lambda_consumer(
+            self._function("PaymentsHandler", "payments.handler", Duration.seconds(20), key),
+            batch_size=10,
+        )
+        payments.add_dashboard()
+
+    def _function(
+        self, construct_id: str, handler: str, timeout: Duration, key: kms.IKey
+    ) -> lambda_.Function:
+        log_group = logs.LogGroup(
+            self,
+            f"{construct_id}Logs",
+            retention=logs.RetentionDays.ONE_YEAR,
+            encryption_key=key,
+        )
+        # A role of its own without the AWS managed basic-execution policy: it may write to its
+        # own log group only. The queue grants what consuming needs.
+        role = iam.Role(
+            self,
+            f"{construct_id}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        )
+        log_group.grant_write(role)
+        function = lambda_.Function(
+            self,
+            construct_id,
+            role=role,
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            handler=handler,
+            code=lambda_.Code.from_asset(str(HANDLERS)),
+            timeout=timeout,
+            memory_size=256,
+            reserved_concurrent_executions=50,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+        )
+        acknowledge(
+            role,
+            {
+                "AwsSolutions::AwsSolutions-IAM5[Resource::*]": "X-Ray's PutTraceSegments and "
+                "PutTelemetryRecords support no resource-level permissions; the tracing grant "
+                "is the only wildcard.",
+                "NIST.800.53.R5::NIST.800.53.R5-IAMNoInlinePolicy": INLINE_POLICY_REASON,
+                "HIPAA.Security::HIPAA.Security-IAMNoInlinePolicy": INLINE_POLICY_REASON,
+            },
+        )
+        acknowledge(
+            function,
+            {
+                "Serverless::Serverless-LambdaDLQ": ASYNC_DLQ_REASON,
+                "NIST.800.53.R5::NIST.800.53.R5-LambdaDLQ": ASYNC_DLQ_REASON,
+                "HIPAA.Security::HIPAA.Security-LambdaDLQ": ASYNC_DLQ_REASON,
+                "NIST.800.53.R5::NIST.800.53.R5-LambdaInsideVPC": VPC_REASON,
+                "HIPAA.Security::HIPAA.Security-LambdaInsideVPC": VPC_REASON,
+            },
+        )
+        return function
+
+
+def acknowledge(scope: Construct, reasons: dict[str, str]) -> None:
+    Validations.of(scope).acknowledge(
+        *(Acknowledgment(id=rule, reason=reason) for rule, reason in reasons.items())
+    )

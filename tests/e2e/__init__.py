@@ -1,0 +1,1 @@
+"""End-to-end tests: the real CDK CLI deploys the constructs to a local AWS emulator."""

@@ -1,0 +1,105 @@
+"""Fixtures that start the local AWS emulator and drive the pinned CDK CLI against it."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+import pytest
+
+from .deployment import LiveQueue, Template, deploy, load_templates, locate
+from .emulator import ACCOUNT, REGION, CdkCli, CliResult, Emulator
+
+
+@pytest.fixture(scope="session")
+def e2e_tmp() -> Iterator[Path]:
+    """One scratch folder for the session (cloud assemblies, CLI state, server log), removed after."""
+    with tempfile.TemporaryDirectory(prefix="constructs-lib-e2e-") as folder:
+        yield Path(folder)
+
+
+@pytest.fixture(scope="session")
+def emulator(e2e_tmp: Path) -> Iterator[Emulator]:
+    """A moto server on a free loopback port, stopped at the end even when tests fail."""
+    server = Emulator.start(e2e_tmp / "moto.log")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def cdk(emulator: Emulator, e2e_tmp: Path) -> CdkCli:
+    workdir = e2e_tmp / "cdk"
+    workdir.mkdir()
+    return CdkCli(emulator, workdir)
+
+
+@pytest.fixture(scope="session")
+def bootstrapped(cdk: CdkCli) -> CdkCli:
+    """The CDK CLI after ``cdk bootstrap`` of the emulator's account and region."""
+    result = cdk.run("bootstrap", f"aws://{ACCOUNT}/{REGION}")
+    assert result.returncode == 0, result.describe()
+    return cdk
+
+
+@pytest.fixture(scope="session")
+def boto_session(emulator: Emulator) -> boto3.Session:
+    env = emulator.aws_env()
+    return boto3.Session(
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        region_name=REGION,
+    )
+
+
+@pytest.fixture(scope="session")
+def client_factory(emulator: Emulator, boto_session: boto3.Session):  # type: ignore[no-untyped-def]
+    """``client_factory("sqs")``: a boto3 client bound to the emulator's endpoint."""
+
+    def make(service: str, **kwargs: object):  # type: ignore[no-untyped-def]
+        return boto_session.client(service, endpoint_url=emulator.endpoint, **kwargs)
+
+    return make
+
+
+@dataclass
+class Deployment:
+    prefix: str
+    assembly: Path
+    templates: dict[str, Template]
+    queues: dict[str, LiveQueue]
+    deploy_result: CliResult
+
+
+@pytest.fixture(scope="session")
+def deployment(bootstrapped: CdkCli, client_factory, e2e_tmp: Path) -> Iterator[Deployment]:  # type: ignore[no-untyped-def]
+    """The test app as ``cdk deploy --all`` left it in the emulator, with its consumers quiet.
+
+    Right after deploy each event source mapping is recorded as the emulator reports it, then
+    disabled (UpdateEventSourceMapping Enabled=false). Reason: the emulator cannot run Lambda
+    functions (that needs Docker), yet an enabled SQS mapping makes every SendMessage receive up
+    to a batch of visible messages on the spot, try to invoke, fail and release them. Those extra
+    receives raise ApproximateReceiveCount and push healthy messages towards the DLQ, so the
+    tests play the function's part with boto3 instead, on the queues and visibility timeouts the
+    library deployed. The live mapping settings are checked from the record.
+    """
+    prefix = "live"
+    assembly = e2e_tmp / f"assembly-{prefix}"
+    result = deploy(bootstrapped, prefix, assembly)
+    assert result.returncode == 0, result.describe()
+    try:
+        templates = load_templates(assembly, prefix)
+        queues = locate(client_factory, prefix, templates)
+        lambda_client = client_factory("lambda")
+        for queue in queues.values():
+            uuid = queue.physical[queue.resources.event_source]
+            queue.event_source_at_deploy = lambda_client.get_event_source_mapping(UUID=uuid)
+            lambda_client.update_event_source_mapping(UUID=uuid, Enabled=False)
+        yield Deployment(prefix, assembly, templates, queues, result)
+    finally:
+        # Best effort: the lifecycle test checks destroy; the server ends with the session anyway.
+        bootstrapped.run("destroy", "--all", "--force", "--app", str(assembly))

@@ -1,0 +1,268 @@
+"""After ``cdk deploy``: the emulator's live resources carry the settings the library promised.
+
+Live checks read the emulator with boto3. Three things the emulator does not deploy from
+CloudFormation are checked on the synthesized template the CLI deployed, in the same test module
+(each test says which): it creates no AWS::CloudWatch::Alarm and no AWS::SQS::QueuePolicy (moto
+logs "No Moto CloudFormation support" and marks them complete), and it drops the DLQ's
+RedriveAllowPolicy.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from typing import Any
+
+import pytest
+
+from constructs_lib import policy
+
+from .app_spec import QUEUES, QueueSpec
+from .conftest import Deployment
+from .deployment import LiveQueue, resolve
+
+pytestmark = pytest.mark.e2e
+DAY = 86_400
+
+
+def attributes(client_factory: Any, url: str) -> dict[str, str]:
+    result: dict[str, str] = client_factory("sqs").get_queue_attributes(
+        QueueUrl=url, AttributeNames=["All"]
+    )["Attributes"]
+    return result
+
+
+def kms_key_arn(client_factory: Any, key_id: str) -> str:
+    """The key's ARN from ListKeys. DescribeKey cannot be used: for a key created by
+    CloudFormation the emulator stores the key policy as an object and DescribeKey fails with
+    HTTP 500 (TypeError in moto's kms policy_validator, json.loads of a dict)."""
+    for page in client_factory("kms").get_paginator("list_keys").paginate():
+        for key in page["Keys"]:
+            if key["KeyId"] == key_id:
+                arn: str = key["KeyArn"]
+                return arn
+    raise AssertionError(f"KMS key {key_id} not found")
+
+
+def live(deployment: Deployment, spec: QueueSpec) -> LiveQueue:
+    return deployment.queues[spec.construct_id]
+
+
+@pytest.fixture(params=QUEUES, ids=lambda spec: spec.construct_id)
+def spec(request: pytest.FixtureRequest) -> QueueSpec:
+    chosen: QueueSpec = request.param
+    return chosen
+
+
+def test_source_visibility_timeout_is_derived_from_the_function_timeout(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    expected = policy.derived_visibility_timeout(spec.function_timeout, spec.batching_window or 0)
+    # The rule in numbers, so a change of the shared policy cannot pass unnoticed:
+    # 6 x function timeout + batching window (Lambda guide, services-sqs-configure).
+    assert expected == 6 * spec.function_timeout + (spec.batching_window or 0)
+
+    source = attributes(client_factory, live(deployment, spec).queue_url)
+
+    assert int(source["VisibilityTimeout"]) == expected
+
+
+def test_retention_periods(deployment: Deployment, client_factory: Any, spec: QueueSpec) -> None:
+    queue = live(deployment, spec)
+
+    source = attributes(client_factory, queue.queue_url)
+    dead_letter = attributes(client_factory, queue.dead_letter_queue_url)
+
+    assert int(source["MessageRetentionPeriod"]) == spec.retention_days * DAY
+    assert int(dead_letter["MessageRetentionPeriod"]) == spec.dead_letter_retention_days * DAY
+
+
+def test_redrive_policy_targets_the_dead_letter_queue(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    queue = live(deployment, spec)
+
+    source = attributes(client_factory, queue.queue_url)
+    dead_letter = attributes(client_factory, queue.dead_letter_queue_url)
+
+    redrive = json.loads(source["RedrivePolicy"])
+    assert redrive["deadLetterTargetArn"] == dead_letter["QueueArn"]
+    assert int(redrive["maxReceiveCount"]) == spec.max_receive_count
+    assert "RedrivePolicy" not in dead_letter
+
+
+def test_dead_letter_queue_has_the_type_of_its_source(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    queue = live(deployment, spec)
+
+    source = attributes(client_factory, queue.queue_url)
+    dead_letter = attributes(client_factory, queue.dead_letter_queue_url)
+
+    for attrs in (source, dead_letter):
+        assert (attrs.get("FifoQueue") == "true") is spec.fifo
+        assert attrs["QueueArn"].endswith(".fifo") is spec.fifo
+
+
+def test_both_queues_are_encrypted_the_same_way(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    queue = live(deployment, spec)
+
+    source = attributes(client_factory, queue.queue_url)
+    dead_letter = attributes(client_factory, queue.dead_letter_queue_url)
+
+    if spec.kms:
+        assert queue.resources.key is not None
+        key_id = queue.physical[queue.resources.key]
+        key_arn = kms_key_arn(client_factory, key_id)
+        assert source["KmsMasterKeyId"] == key_arn
+        assert dead_letter["KmsMasterKeyId"] == key_arn
+    else:
+        for attrs in (source, dead_letter):
+            assert attrs["SqsManagedSseEnabled"] == "true"
+            assert "KmsMasterKeyId" not in attrs
+
+
+def test_event_source_mapping_settings(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    queue = live(deployment, spec)
+    mapping = queue.event_source_at_deploy
+    source = attributes(client_factory, queue.queue_url)
+    function_name = queue.physical[queue.resources.function]
+
+    assert mapping["State"] == "Enabled"
+    assert mapping["EventSourceArn"] == source["QueueArn"]
+    assert mapping["FunctionArn"].endswith(f":function:{function_name}")
+    assert mapping["BatchSize"] == spec.batch_size
+    assert mapping.get("MaximumBatchingWindowInSeconds", 0) == (spec.batching_window or 0)
+    expected_types = ["ReportBatchItemFailures"] if spec.report_batch_item_failures else []
+    assert mapping.get("FunctionResponseTypes", []) == expected_types
+    assert mapping.get("ScalingConfig", {}).get("MaximumConcurrency") == spec.max_concurrency
+
+
+def allowed(statements: list[dict[str, Any]], action: str, resource: str) -> bool:
+    """Whether some Allow statement grants ``action`` on ``resource`` (wildcards honoured)."""
+
+    def as_list(value: Any) -> list[str]:
+        return [value] if isinstance(value, str) else list(value)
+
+    return any(
+        statement["Effect"] == "Allow"
+        and any(fnmatch.fnmatch(action.lower(), a.lower()) for a in as_list(statement["Action"]))
+        and any(fnmatch.fnmatch(resource, r) for r in as_list(statement["Resource"]))
+        for statement in statements
+    )
+
+
+def test_consumer_role_may_consume_its_queue_and_nothing_else(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    queue = live(deployment, spec)
+    iam = client_factory("iam")
+    role_name = queue.physical[queue.resources.role]
+    statements: list[dict[str, Any]] = []
+    for name in iam.list_role_policies(RoleName=role_name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
+        if isinstance(document, str):
+            document = json.loads(document)
+        statements += document["Statement"]
+    source_arn = attributes(client_factory, queue.queue_url)["QueueArn"]
+    dead_letter_arn = attributes(client_factory, queue.dead_letter_queue_url)["QueueArn"]
+    needed = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"]
+    needed.append("sqs:GetQueueAttributes")
+
+    for action in needed:
+        assert allowed(statements, action, source_arn), f"{action} on {source_arn}"
+        assert not allowed(statements, action, dead_letter_arn), f"{action} on the DLQ"
+    other_queue = live(deployment, next(s for s in QUEUES if s != spec)).queue_url
+    other_arn = attributes(client_factory, other_queue)["QueueArn"]
+    assert not allowed(statements, "sqs:ReceiveMessage", other_arn)
+    assert not allowed(statements, "sqs:SendMessage", source_arn)
+    if spec.kms:
+        assert queue.resources.key is not None
+        key_id = queue.physical[queue.resources.key]
+        key_arn = kms_key_arn(client_factory, key_id)
+        assert allowed(statements, "kms:Decrypt", key_arn)
+    else:
+        assert not any(
+            action.lower().startswith("kms:")
+            for statement in statements
+            for action in ([statement["Action"]] if isinstance(statement["Action"], str) else [])
+            + ([] if isinstance(statement["Action"], str) else list(statement["Action"]))
+        )
+
+
+def test_redrive_allow_policy_names_only_the_deployed_source(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    """GAP: the emulator drops RedriveAllowPolicy on create, so the policy is read from the
+    deployed template, its intrinsics evaluated, and compared with the live source ARN. This is
+    also the proof that the name-derived ARN (no Fn::GetAtt, so no cycle) is the real one."""
+    queue = live(deployment, spec)
+    source_arn = attributes(client_factory, queue.queue_url)["QueueArn"]
+    dead_letter = attributes(client_factory, queue.dead_letter_queue_url)
+
+    declared = queue.resources.properties(queue.resources.dead_letter_queue)["RedriveAllowPolicy"]
+    resolved = resolve(declared, {})
+
+    assert resolved == {"redrivePermission": "byQueue", "sourceQueueArns": [source_arn]}
+    if "RedriveAllowPolicy" in dead_letter:  # an emulator that keeps it is checked live too
+        assert json.loads(dead_letter["RedriveAllowPolicy"]) == resolved
+
+
+def test_both_queues_deny_requests_without_tls(deployment: Deployment, spec: QueueSpec) -> None:
+    """GAP: the emulator creates no AWS::SQS::QueuePolicy; checked on the deployed template."""
+    resources = live(deployment, spec).resources
+
+    for logical_id in (resources.queue, resources.dead_letter_queue):
+        policies = [
+            props
+            for _, resource in resources.resources_of("AWS::SQS::QueuePolicy")
+            if {"Ref": logical_id} in (props := resource["Properties"])["Queues"]
+        ]
+        statements = [s for p in policies for s in p["PolicyDocument"]["Statement"]]
+        assert any(
+            s["Effect"] == "Deny"
+            and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+            and s["Resource"] == {"Fn::GetAtt": [logical_id, "Arn"]}
+            for s in statements
+        ), f"no TLS-only policy on {logical_id}"
+
+
+def test_alarms_watch_in_flight_dead_letters_and_age(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    """GAP: the emulator creates no AWS::CloudWatch::Alarm from a template; the alarms are read
+    from the deployed template (and compared with live alarms if an emulator ever has them)."""
+    resources = live(deployment, spec).resources
+    alarms = [
+        props
+        for _, r in resources.resources_of("AWS::CloudWatch::Alarm")
+        if (props := r["Properties"])
+    ]
+
+    def watching(logical_id: str, metric: str) -> list[dict[str, Any]]:
+        dimension = [{"Name": "QueueName", "Value": {"Fn::GetAtt": [logical_id, "QueueName"]}}]
+        return [a for a in alarms if a["MetricName"] == metric and a["Dimensions"] == dimension]
+
+    in_flight = watching(resources.queue, "ApproximateNumberOfMessagesNotVisible")
+    depth = watching(resources.dead_letter_queue, "ApproximateNumberOfMessagesVisible")
+    source_age = watching(resources.queue, "ApproximateAgeOfOldestMessage")
+    dead_letter_age = watching(resources.dead_letter_queue, "ApproximateAgeOfOldestMessage")
+    assert len(in_flight) == len(depth) == len(source_age) == len(dead_letter_age) == 1
+    assert depth[0]["Threshold"] == 1
+    assert depth[0]["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert not watching(resources.dead_letter_queue, "NumberOfMessagesSent")
+    topic = next(logical_id for logical_id, _ in resources.resources_of("AWS::SNS::Topic"))
+    for alarm in in_flight + depth + source_age + dead_letter_age:
+        assert alarm["Namespace"] == "AWS/SQS"
+        assert alarm["Statistic"] == "Maximum"
+        assert alarm["Period"] == 60
+        assert alarm["TreatMissingData"] == "notBreaching"
+        assert alarm["AlarmActions"] == [{"Ref": topic}]
+    live_alarms = client_factory("cloudwatch").describe_alarms()["MetricAlarms"]
+    for alarm in in_flight + depth + source_age + dead_letter_age:
+        for found in (a for a in live_alarms if a["AlarmName"] == alarm.get("AlarmName")):
+            assert found["MetricName"] == alarm["MetricName"]

@@ -1,0 +1,46 @@
+"""The example consumers report exactly the messages that failed."""
+
+from __future__ import annotations
+
+import json
+
+from example.handlers import orders, payments
+
+
+def sqs_event(*bodies: object) -> dict[str, list[dict[str, str]]]:
+    return {
+        "Records": [
+            {"messageId": f"m{i}", "body": body if isinstance(body, str) else json.dumps(body)}
+            for i, body in enumerate(bodies)
+        ]
+    }
+
+
+def failed_ids(response: dict[str, list[dict[str, str]]]) -> list[str]:
+    return [item["itemIdentifier"] for item in response["batchItemFailures"]]
+
+
+def test_orders_reports_only_the_bad_messages() -> None:
+    event = sqs_event({"order_id": 1}, "not json", {"quantity": 2}, {"order_id": 4, "quantity": 0})
+
+    assert failed_ids(orders.handler(event, None)) == ["m1", "m2", "m3"]
+
+
+def test_orders_reports_nothing_for_a_good_batch() -> None:
+    assert failed_ids(orders.handler(sqs_event({"order_id": 1}, {"order_id": 2}), None)) == []
+
+
+def test_payments_fails_the_rest_of_the_batch_after_the_first_failure() -> None:
+    event = sqs_event(
+        {"payment_id": "a", "amount_cents": 100},
+        {"payment_id": "b", "amount_cents": -5},
+        {"payment_id": "c", "amount_cents": 200},
+    )
+
+    # c is good, but processing it before b would break the group's order.
+    assert failed_ids(payments.handler(event, None)) == ["m1", "m2"]
+
+
+def test_payments_reports_nothing_for_a_good_batch() -> None:
+    event = sqs_event({"payment_id": "a", "amount_cents": 1}, {"payment_id": "b", "amount_cents": 2})
+    assert failed_ids(payments.handler(event, None)) == []

@@ -1,0 +1,58 @@
+"""Docs are code: every example file runs, and the README shows them as they are."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+EXAMPLES = sorted((REPO_ROOT / "docs" / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
+def test_example_synthesizes(example: Path, tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, str(example)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "CDK_OUTDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    templates = list(tmp_path.glob("*.template.json"))
+    assert templates, "the example synthesized no stack"
+    for template in templates:
+        types = {r["Type"] for r in json.loads(template.read_text())["Resources"].values()}
+        assert "AWS::SQS::Queue" in types
+
+
+def python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
+
+
+def test_readme_minimal_example_is_the_tested_file() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    minimal = (REPO_ROOT / "docs" / "examples" / "minimal_app.py").read_text()
+    assert minimal in python_blocks(readme)
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    lines = (REPO_ROOT / "README.md").read_text().splitlines()
+    block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 5]
+    assert block[:4] == [
+        "git clone <this repository> && cd constructs_lib",
+        "make run    # synthesize the example app, then audit what it synthesized",
+        "make test   # install from the lock files, then lint, type-check and run every test",
+        "```",
+    ]
+    ci = (REPO_ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci == "make test"

@@ -27,14 +27,43 @@ QUEUE_CASES = [
     case("must be between 60 and 1209600", id="retention-59s", fifo=True, retention_period=S(59)),
     case(None, id="retention-60s", fifo=True, retention_period=S(60)),
     case(None, id="retention-14d", fifo=True, retention_period=S(FOURTEEN_DAYS)),
-    case("must be between 60 and 1209600", id="retention-14d+1s", fifo=True, retention_period=S(FOURTEEN_DAYS + 1)),
-    case("must be between 60 and 1209600", id="dlq-retention-59s", fifo=True, dead_letter_retention_period=S(59)),
-    case(None, id="dlq-retention-60s", fifo=True, dead_letter_retention_period=S(60), retention_period=S(60)),
-    case("must be between 60 and 1209600", id="dlq-retention-14d+1s", dead_letter_retention_period=S(FOURTEEN_DAYS + 1)),
+    case(
+        "must be between 60 and 1209600",
+        id="retention-14d+1s",
+        fifo=True,
+        retention_period=S(FOURTEEN_DAYS + 1),
+    ),
+    case(
+        "must be between 60 and 1209600",
+        id="dlq-retention-59s",
+        fifo=True,
+        dead_letter_retention_period=S(59),
+    ),
+    case(
+        None,
+        id="dlq-retention-60s",
+        fifo=True,
+        dead_letter_retention_period=S(60),
+        retention_period=S(60),
+    ),
+    case(
+        "must be between 60 and 1209600",
+        id="dlq-retention-14d+1s",
+        dead_letter_retention_period=S(FOURTEEN_DAYS + 1),
+    ),
     # Standard source retention must stay below the DLQ's.
     case(None, id="standard-source-below-dlq", retention_period=S(FOURTEEN_DAYS - 1)),
-    case("must be shorter than dead_letter_retention_period", id="standard-source-equals-dlq", retention_period=S(FOURTEEN_DAYS)),
-    case("must be shorter than dead_letter_retention_period", id="standard-source-above-dlq", retention_period=S(2 * DAY), dead_letter_retention_period=S(DAY)),
+    case(
+        "must be shorter than dead_letter_retention_period",
+        id="standard-source-equals-dlq",
+        retention_period=S(FOURTEEN_DAYS),
+    ),
+    case(
+        "must be shorter than dead_letter_retention_period",
+        id="standard-source-above-dlq",
+        retention_period=S(2 * DAY),
+        dead_letter_retention_period=S(DAY),
+    ),
     case(None, id="fifo-source-equals-dlq", fifo=True, retention_period=S(FOURTEEN_DAYS)),
     # maxReceiveCount: 1 to 1,000.
     case("must be between 1 and 1000", id="receives-0", max_receive_count=0),
@@ -55,12 +84,28 @@ QUEUE_CASES = [
     case("ends with '.fifo'", id="fifo-name-on-standard", queue_name="orders.fifo", fifo=False),
     # FIFO-only options on a standard queue.
     case("applies only to FIFO queues", id="dedup-on-standard", content_based_deduplication=True),
-    case("applies only to FIFO queues", id="scope-on-standard", deduplication_scope=sqs.DeduplicationScope.QUEUE),
-    case("applies only to FIFO queues", id="throughput-on-standard", fifo_throughput_limit=sqs.FifoThroughputLimit.PER_QUEUE),
+    case(
+        "applies only to FIFO queues",
+        id="scope-on-standard",
+        deduplication_scope=sqs.DeduplicationScope.QUEUE,
+    ),
+    case(
+        "applies only to FIFO queues",
+        id="throughput-on-standard",
+        fifo_throughput_limit=sqs.FifoThroughputLimit.PER_QUEUE,
+    ),
     # In-flight alarm threshold: 1 to the in-flight quota.
-    case("must be between 1 and the in-flight quota of 120000", id="in-flight-0", in_flight_alarm_threshold=0),
+    case(
+        "must be between 1 and the in-flight quota of 120000",
+        id="in-flight-0",
+        in_flight_alarm_threshold=0,
+    ),
     case(None, id="in-flight-120000", in_flight_alarm_threshold=120_000),
-    case("must be between 1 and the in-flight quota of 120000", id="in-flight-120001", in_flight_alarm_threshold=120_001),
+    case(
+        "must be between 1 and the in-flight quota of 120000",
+        id="in-flight-120001",
+        in_flight_alarm_threshold=120_001,
+    ),
 ]
 
 
@@ -85,16 +130,28 @@ CONSUMER_CASES = [
     case("must be between 1 and 10 for a FIFO queue", id="fifo-batch-11", fifo=True, batch_size=11),
     case("must be between 1 and 10000 for a standard queue", id="standard-batch-0", batch_size=0),
     case(None, id="standard-batch-10000", batch_size=10_000, max_batching_window=S(1)),
-    case("must be between 1 and 10000 for a standard queue", id="standard-batch-10001", batch_size=10_001, max_batching_window=S(1)),
+    case(
+        "must be between 1 and 10000 for a standard queue",
+        id="standard-batch-10001",
+        batch_size=10_001,
+        max_batching_window=S(1),
+    ),
     # A batch above 10 needs a window of at least 1 s.
     case(None, id="batch-10-no-window", batch_size=10),
     case("must be at least 1 second when batch_size (11)", id="batch-11-no-window", batch_size=11),
-    case("must be at least 1 second when batch_size (11)", id="batch-11-window-0", batch_size=11, max_batching_window=S(0)),
+    case(
+        "must be at least 1 second when batch_size (11)",
+        id="batch-11-window-0",
+        batch_size=11,
+        max_batching_window=S(0),
+    ),
     case(None, id="batch-11-window-1", batch_size=11, max_batching_window=S(1)),
     # Batching window: 0 to 300 s, none on FIFO.
     case(None, id="window-300", max_batching_window=S(300)),
     case("must be between 0 and 300 seconds", id="window-301", max_batching_window=S(301)),
-    case("is not supported for FIFO queues", id="fifo-window-1", fifo=True, max_batching_window=S(1)),
+    case(
+        "is not supported for FIFO queues", id="fifo-window-1", fifo=True, max_batching_window=S(1)
+    ),
     # Maximum concurrency: 2 to 1,000.
     case("must be between 2 and 1000", id="concurrency-1", max_concurrency=1),
     case(None, id="concurrency-2", max_concurrency=2),
@@ -104,9 +161,18 @@ CONSUMER_CASES = [
     case("must be at least 1", id="factor-0.9", visibility_timeout_factor=0.9),
     case(None, id="factor-1", visibility_timeout_factor=1),
     case(None, id="derived-43200", timeout=900, visibility_timeout_factor=48),
-    case("gives a visibility timeout of 43201 s", id="derived-43201", timeout=900, visibility_timeout_factor=48.001),
+    case(
+        "gives a visibility timeout of 43201 s",
+        id="derived-43201",
+        timeout=900,
+        visibility_timeout_factor=48.001,
+    ),
     # An explicit visibility timeout below the derived 180 s (6 x 30 s).
-    case("is below the 180 s this queue's consumers need", id="explicit-179", visibility_timeout=S(179)),
+    case(
+        "is below the 180 s this queue's consumers need",
+        id="explicit-179",
+        visibility_timeout=S(179),
+    ),
     case(None, id="explicit-180", visibility_timeout=S(180)),
     case(None, id="explicit-181", visibility_timeout=S(181)),
 ]
@@ -137,7 +203,9 @@ def test_fails_for_an_imported_function_without_its_timeout(stack: cdk.Stack) ->
     )
     queue = ResilientQueue(stack, "Orders")
 
-    with pytest.raises(ConfigurationError, match="function_timeout=None: is required for TestStack/Imported"):
+    with pytest.raises(
+        ConfigurationError, match="function_timeout=None: is required for TestStack/Imported"
+    ):
         queue.add_lambda_consumer(imported)
 
 
@@ -177,14 +245,22 @@ def test_a_given_dlq_of_the_same_type_is_used(stack: cdk.Stack) -> None:
 
 def test_fails_when_a_given_dlq_keeps_messages_shorter_than_the_source(stack: cdk.Stack) -> None:
     dlq = sqs.Queue(stack, "MyDlq", retention_period=cdk.Duration.days(2))
-    with pytest.raises(ConfigurationError, match="must be shorter than dead_letter_retention_period"):
-        ResilientQueue(stack, "Orders", dead_letter_queue=dlq, retention_period=cdk.Duration.days(3))
+    with pytest.raises(
+        ConfigurationError, match="must be shorter than dead_letter_retention_period"
+    ):
+        ResilientQueue(
+            stack, "Orders", dead_letter_queue=dlq, retention_period=cdk.Duration.days(3)
+        )
 
 
 def test_every_problem_of_one_call_is_listed_at_once(stack: cdk.Stack) -> None:
     with pytest.raises(ConfigurationError) as raised:
         ResilientQueue(
-            stack, "Orders", max_receive_count=0, retention_period=S(30), content_based_deduplication=True
+            stack,
+            "Orders",
+            max_receive_count=0,
+            retention_period=S(30),
+            content_based_deduplication=True,
         )
     props = [problem.prop for problem in raised.value.problems]
     assert props == ["retention_period", "max_receive_count", "content_based_deduplication"]

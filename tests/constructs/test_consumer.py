@@ -32,7 +32,9 @@ def test_visibility_timeout_adds_the_batching_window(
 ) -> None:
     queue = ResilientQueue(stack, "Orders", queue_name="orders")
     queue.add_lambda_consumer(
-        make_function(timeout_seconds=30), batch_size=50, max_batching_window=cdk.Duration.seconds(20)
+        make_function(timeout_seconds=30),
+        batch_size=50,
+        max_batching_window=cdk.Duration.seconds(20),
     )
 
     assert queue_properties(stack, "orders")["VisibilityTimeout"] == 6 * 30 + 20
@@ -119,7 +121,9 @@ def test_batching_and_scaling_settings_are_passed_through(
         batch_size=500,
         max_batching_window=cdk.Duration.seconds(30),
         max_concurrency=50,
-        filters=[lambda_.FilterCriteria.filter({"body": {"kind": lambda_.FilterRule.is_equal("order")}})],
+        filters=[
+            lambda_.FilterCriteria.filter({"body": {"kind": lambda_.FilterRule.is_equal("order")}})
+        ],
     )
 
     mapping = only_mapping(stack)

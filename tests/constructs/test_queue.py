@@ -79,7 +79,9 @@ def test_redrive_allow_policy_names_only_the_source_without_referencing_it(
     assert allow["redrivePermission"] == "byQueue"
     [source_arn] = allow["sourceQueueArns"]
     assert stack.resolve(source_arn) == stack.resolve(
-        stack.format_arn(service="sqs", resource="orders", arn_format=cdk.ArnFormat.NO_RESOURCE_NAME)
+        stack.format_arn(
+            service="sqs", resource="orders", arn_format=cdk.ArnFormat.NO_RESOURCE_NAME
+        )
     )
     # A reference to the source resource would close a cycle with its redrive policy.
     source_logical_id = stack.get_logical_id(queue.queue.node.default_child)  # type: ignore[arg-type]
@@ -140,7 +142,9 @@ def test_fifo_options_are_passed_through(stack: cdk.Stack) -> None:
 def test_generated_names_are_deterministic_and_leave_room_for_suffixes() -> None:
     def generated_name() -> str:
         stack = cdk.Stack(cdk.App(), "AVeryLongStackNameThatKeepsGoingOnAndOnForTheSakeOfThisTest")
-        return ResilientQueue(stack, "AnEquallyLongConstructIdForTheQueueUnderTest", fifo=True).queue_name
+        return ResilientQueue(
+            stack, "AnEquallyLongConstructIdForTheQueueUnderTest", fifo=True
+        ).queue_name
 
     first, second = generated_name(), generated_name()
     assert first == second
@@ -151,7 +155,9 @@ def test_generated_names_are_deterministic_and_leave_room_for_suffixes() -> None
 def test_alarm_actions_and_ok_actions_reach_every_alarm(stack: cdk.Stack) -> None:
     topic = sns.Topic(stack, "Topic")
     action = cloudwatch_actions.SnsAction(topic)
-    queue = ResilientQueue(stack, "Orders", queue_name="orders", alarm_actions=[action], ok_actions=[action])
+    queue = ResilientQueue(
+        stack, "Orders", queue_name="orders", alarm_actions=[action], ok_actions=[action]
+    )
 
     topic_ref = {"Ref": stack.get_logical_id(topic.node.default_child)}  # type: ignore[arg-type]
     alarms = resources_of_type(stack, "AWS::CloudWatch::Alarm")

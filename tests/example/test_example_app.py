@@ -69,7 +69,9 @@ def test_library_resources_need_no_aws_solutions_acknowledgment(
     example_assembly: SynthResult,
 ) -> None:
     on_library = [
-        s for s in suppressions(example_assembly) if s[0] == "AwsSolutions" and LIBRARY_PATHS.search(s[2])
+        s
+        for s in suppressions(example_assembly)
+        if s[0] == "AwsSolutions" and LIBRARY_PATHS.search(s[2])
     ]
     assert on_library == []
 

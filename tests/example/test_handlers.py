@@ -42,5 +42,7 @@ def test_payments_fails_the_rest_of_the_batch_after_the_first_failure() -> None:
 
 
 def test_payments_reports_nothing_for_a_good_batch() -> None:
-    event = sqs_event({"payment_id": "a", "amount_cents": 1}, {"payment_id": "b", "amount_cents": 2})
+    event = sqs_event(
+        {"payment_id": "a", "amount_cents": 1}, {"payment_id": "b", "amount_cents": 2}
+    )
     assert failed_ids(payments.handler(event, None)) == []

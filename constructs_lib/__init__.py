@@ -1,5 +1,7 @@
 """SQS -> Lambda constructs that cannot be misconfigured, and the rules behind them."""
 
+from importlib.metadata import version
+
 from constructs_lib.alarms import QueueAlarms
 from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
 from constructs_lib.errors import ConfigurationError, Problem
@@ -13,4 +15,4 @@ __all__ = [
     "QueueAlarms",
     "ResilientQueue",
 ]
-__version__ = "0.1.0"
+__version__ = version("constructs-lib")

@@ -1,0 +1,169 @@
+"""Parse -> resolve -> evaluate in one process, without Spark.
+
+The same steps as the Spark job (``job.py``), with dictionaries in place of joins. The in-app
+validation plugin uses it on an app's own templates, the benchmark compares it with the Spark
+job, and the tests hold the two to identical findings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from constructs_lib.audit import model, rules, templates
+from constructs_lib.audit.model import (
+    EdgeRow,
+    ExportRow,
+    FileRow,
+    Finding,
+    KeyRow,
+    MemberRow,
+    ResolvedEdge,
+    ResourceRow,
+)
+
+_ROLE_LABEL = {
+    model.ROLE_DLQ: "RedrivePolicy.deadLetterTargetArn",
+    model.ROLE_ALLOW_SOURCE: "RedriveAllowPolicy.sourceQueueArns entry",
+    model.ROLE_EVENT_SOURCE: "EventSourceArn",
+    model.ROLE_FUNCTION: "FunctionName",
+    model.ROLE_ALARM: "alarm dimension QueueName",
+    model.ROLE_POLICY: "Queues entry",
+}
+
+
+@dataclass
+class AuditResult:
+    """What an audit run produced: every finding, every file, and how long each stage took."""
+
+    findings: list[Finding]
+    files: list[FileRow]
+    queues: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def export_target(edge_kind: str, export: ExportRow) -> str:
+    return export.queue_key if edge_kind == "queue" else export.function_key
+
+
+def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
+    """QR900 for a reference that matched nothing in the audited templates."""
+    if edge.key.startswith("export:"):
+        reason = f"no audited template exports {edge.key.removeprefix('export:')!r}"
+    elif edge.key.startswith("unresolved:"):
+        reason = "its value cannot be known before deployment"
+    else:
+        reason = f"no audited template defines that {edge.kind}"
+    label = _ROLE_LABEL.get(edge.role, edge.role)
+    queue = source.logical_id if source.type == model.QUEUE else ""
+    return rules.unresolved_finding(
+        model.Resource.from_row(source),
+        f"{source.type} {source.logical_id}: {label} {edge.text} not resolved: {reason}",
+        queue,
+    )
+
+
+def resolve(
+    edges: Iterable[EdgeRow], keys: Iterable[KeyRow], exports: Iterable[ExportRow]
+) -> tuple[list[ResolvedEdge], list[EdgeRow]]:
+    """Edges -> resolved edges (import -> export -> key -> resource) and the unresolved rest."""
+    exports_by_name: dict[str, list[ExportRow]] = defaultdict(list)
+    for export in exports:
+        exports_by_name[export.name].append(export)
+    uids_by_key: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        uids_by_key[key.key].append(key.uid)
+    resolved: list[ResolvedEdge] = []
+    missing: list[EdgeRow] = []
+    for edge in edges:
+        if edge.key.startswith("export:"):
+            targets = [
+                export_target(edge.kind, e) for e in exports_by_name.get(edge.key[7:], [])
+            ]
+        else:
+            targets = [edge.key]
+        to_uids = sorted({uid for target in targets for uid in uids_by_key.get(target, [])})
+        if not to_uids:
+            missing.append(edge)
+        resolved += [ResolvedEdge(edge.from_uid, edge.role, edge.detail, to) for to in to_uids]
+    return resolved, missing
+
+
+def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list[MemberRow]:
+    """Who stands around each queue, from the resolved edges (the job does this with joins)."""
+    rows = [MemberRow(q, model.MEMBER_QUEUE, "", q) for q in queue_uids]
+    functions_of: dict[str, list[str]] = defaultdict(list)
+    event_sources: list[ResolvedEdge] = []
+    for edge in resolved:
+        if edge.role == model.ROLE_DLQ:
+            rows.append(MemberRow(edge.from_uid, model.MEMBER_DLQ, "", edge.to_uid))
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_SOURCE, "", edge.from_uid))
+        elif edge.role == model.ROLE_EVENT_SOURCE:
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_ESM, "", edge.from_uid))
+            event_sources.append(edge)
+        elif edge.role == model.ROLE_FUNCTION:
+            functions_of[edge.from_uid].append(edge.to_uid)
+        elif edge.role == model.ROLE_ALARM:
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_ALARM, edge.detail, edge.from_uid))
+        elif edge.role == model.ROLE_POLICY:
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_POLICY, "", edge.from_uid))
+        elif edge.role == model.ROLE_ALLOW_SOURCE:
+            rows.append(MemberRow(edge.from_uid, model.MEMBER_ALLOW_SOURCE, "", edge.to_uid))
+    for edge in event_sources:
+        for function in functions_of.get(edge.from_uid, []):
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_FUNCTION, edge.from_uid, function))
+    return rows
+
+
+def evaluate_group(queue_uid: str, group: list[tuple[str, str, ResourceRow]]) -> list[Finding]:
+    context = model.build_context(queue_uid, group)
+    return rules.evaluate(context) if context is not None else []
+
+
+def audit_parsed(parsed: list[templates.ParsedTemplate]) -> AuditResult:
+    """Resolve and evaluate templates already parsed."""
+    started = time.perf_counter()
+    resources = {r.uid: r for p in parsed for r in p.resources}
+    resolved, missing = resolve(
+        [e for p in parsed for e in p.edges],
+        [k for p in parsed for k in p.keys],
+        [x for p in parsed for x in p.exports],
+    )
+    queue_uids = sorted(uid for uid, r in resources.items() if r.type == model.QUEUE)
+    groups: dict[str, list[tuple[str, str, ResourceRow]]] = defaultdict(list)
+    for row in members(queue_uids, resolved):
+        if row.uid in resources:
+            groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
+    resolved_at = time.perf_counter()
+    findings = [f for q in queue_uids for f in evaluate_group(q, groups[q])]
+    findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
+    files = [p.file for p in parsed]
+    findings += [
+        rules.unparseable_finding(f.file, f.stack, f.error)
+        for f in files
+        if f.status != "ok"
+    ]
+    findings.sort(key=Finding.sort_key)
+    evaluated_at = time.perf_counter()
+    return AuditResult(
+        findings,
+        files,
+        len(queue_uids),
+        {"resolve": resolved_at - started, "evaluate": evaluated_at - resolved_at},
+    )
+
+
+def audit_files(files: Iterable[tuple[str, str]]) -> AuditResult:
+    """Audit ``(path, stack name)`` pairs (see ``templates.discover``) in this process."""
+    started = time.perf_counter()
+    parsed = [templates.read_and_parse(path, stack) for path, stack in files]
+    parsed_at = time.perf_counter()
+    result = audit_parsed(parsed)
+    result.timings = {"parse": parsed_at - started, **result.timings}
+    return result
+
+
+def audit_paths(paths: Iterable[str]) -> AuditResult:
+    return audit_files(templates.discover(paths))

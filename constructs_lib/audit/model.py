@@ -1,0 +1,265 @@
+"""The audit's normalized entities: flat rows a template parses into, and what rules read.
+
+Rows are plain tuples of strings and ints (``NamedTuple``) so that the same values flow through
+Spark DataFrames (``job.py`` declares their schemas) and through the single-process engine
+(``engine.py``). Nothing here imports Spark or YAML: the in-app validation plugin uses it in
+apps that only have aws-cdk-lib.
+
+Property values inside ``ResourceRow.properties`` are JSON with two markers that
+``templates.py`` writes when it normalizes intrinsic functions:
+
+- ``{"$ref": KEY, "$text": ...}``: a reference to another resource, resolved across templates
+  by the keys below (``KEY`` is one of the ``*_key`` forms of this module);
+- ``{"$unresolved": TEXT}``: a value the audit cannot know (a parameter, a condition, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+# Resource types the audit reads; every other resource is dropped at parse time.
+QUEUE = "AWS::SQS::Queue"
+QUEUE_POLICY = "AWS::SQS::QueuePolicy"
+EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
+FUNCTION = "AWS::Lambda::Function"
+ALARM = "AWS::CloudWatch::Alarm"
+AUDITED_TYPES = frozenset({QUEUE, QUEUE_POLICY, EVENT_SOURCE_MAPPING, FUNCTION, ALARM})
+
+# Edge roles: how one resource points at another.
+ROLE_DLQ = "dlq"  # queue RedrivePolicy.deadLetterTargetArn -> queue
+ROLE_ALLOW_SOURCE = "allow_source"  # queue RedriveAllowPolicy.sourceQueueArns[i] -> queue
+ROLE_EVENT_SOURCE = "event_source"  # event source mapping EventSourceArn -> queue
+ROLE_FUNCTION = "function"  # event source mapping FunctionName -> function
+ROLE_ALARM = "alarm"  # alarm dimension QueueName -> queue (detail: metric name)
+ROLE_POLICY = "policy"  # queue policy Queues[i] -> queue
+
+# Members of a queue context (who stands where around the queue).
+MEMBER_QUEUE = "queue"
+MEMBER_DLQ = "dlq"
+MEMBER_SOURCE = "source"
+MEMBER_ESM = "esm"
+MEMBER_FUNCTION = "function"  # detail: the uid of the event source mapping that names it
+MEMBER_ALARM = "alarm"  # detail: the metric name
+MEMBER_POLICY = "policy"
+MEMBER_ALLOW_SOURCE = "allow_source"
+
+
+def uid(file: str, logical_id: str) -> str:
+    """A resource's identity across the whole input: its file and its logical id."""
+    return f"{file}#{logical_id}"
+
+
+def local_key(resource_uid: str) -> str:
+    return f"local:{resource_uid}"
+
+
+def queue_key(name: str) -> str:
+    return f"queue:{name}"
+
+
+def function_key(name: str) -> str:
+    return f"function:{name}"
+
+
+def export_key(name: str) -> str:
+    return f"export:{name}"
+
+
+class FileRow(NamedTuple):
+    """One input file: parsed, or why not."""
+
+    file: str
+    stack: str
+    status: str  # "ok" or "unparseable"
+    error: str  # empty when status is "ok"
+    resources: int  # resources of the audited types
+
+
+class ResourceRow(NamedTuple):
+    uid: str
+    file: str
+    stack: str
+    logical_id: str
+    type: str
+    properties: str  # normalized JSON (see the module docstring)
+
+
+class KeyRow(NamedTuple):
+    """A key by which other templates can name this resource."""
+
+    uid: str
+    key: str
+
+
+class EdgeRow(NamedTuple):
+    """A reference from one resource to another, before resolution."""
+
+    from_uid: str
+    role: str
+    detail: str  # metric name for alarms, else ""
+    kind: str  # "queue" or "function": what the target must be
+    key: str  # local:, queue:, function: or export: key
+    text: str  # the reference as written, for messages
+
+
+class ExportRow(NamedTuple):
+    """``Outputs.*.Export``: the name, and keys for what its value names."""
+
+    file: str
+    name: str
+    queue_key: str  # the key its value has when read as a queue ("" if none)
+    function_key: str  # the key its value has when read as a function ("" if none)
+
+
+class ResolvedEdge(NamedTuple):
+    from_uid: str
+    role: str
+    detail: str
+    to_uid: str
+
+
+class MemberRow(NamedTuple):
+    """One resource in a queue's context, with the role it plays there."""
+
+    queue_uid: str
+    member: str
+    detail: str
+    uid: str
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource with its normalized properties, as rules read it."""
+
+    uid: str
+    file: str
+    stack: str
+    logical_id: str
+    type: str
+    properties: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: ResourceRow) -> Resource:
+        return cls(
+            row.uid, row.file, row.stack, row.logical_id, row.type, json.loads(row.properties)
+        )
+
+    def prop(self, name: str) -> Any:
+        return self.properties.get(name)
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """A Lambda event source mapping on the queue, with the function it names (if found)."""
+
+    mapping: Resource
+    function: Resource | None
+
+
+@dataclass(frozen=True)
+class AlarmRef:
+    alarm: Resource
+    metric: str
+
+
+@dataclass(frozen=True)
+class QueueContext:
+    """Everything the rules need to judge one queue, gathered across all input templates."""
+
+    queue: Resource
+    dead_letter_queues: tuple[Resource, ...] = ()  # what its RedrivePolicy names
+    sources: tuple[Resource, ...] = ()  # queues whose RedrivePolicy names this one
+    consumers: tuple[Consumer, ...] = ()
+    alarms: tuple[AlarmRef, ...] = ()
+    policies: tuple[Resource, ...] = ()
+    allowed_sources: frozenset[str] = field(default_factory=frozenset)  # resolved uids
+
+    @property
+    def is_dead_letter_queue(self) -> bool:
+        return bool(self.sources)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    severity: Severity
+    template: str
+    stack: str
+    resource: str
+    queue: str
+    message: str
+    fix: str
+
+    def sort_key(self) -> tuple[str, str, str, str, str, str]:
+        return (self.template, self.stack, self.resource, self.rule_id, self.queue, self.message)
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "rule_id": self.rule_id,
+            "severity": self.severity,
+            "template": self.template,
+            "stack": self.stack,
+            "resource": self.resource,
+            "queue": self.queue,
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+def build_context(
+    queue_uid: str, members: list[tuple[str, str, ResourceRow]]
+) -> QueueContext | None:
+    """Assemble a queue's context from ``(member, detail, resource row)`` triples.
+
+    Shared by the Spark job and the single-process engine, so both judge identical contexts.
+    """
+    by_uid: dict[str, Resource] = {}
+
+    def resource(row: ResourceRow) -> Resource:
+        if row.uid not in by_uid:
+            by_uid[row.uid] = Resource.from_row(row)
+        return by_uid[row.uid]
+
+    queue: Resource | None = None
+    dlqs: dict[str, Resource] = {}
+    sources: dict[str, Resource] = {}
+    mappings: dict[str, Resource] = {}
+    functions: dict[str, Resource] = {}  # mapping uid -> function
+    alarms: dict[tuple[str, str], AlarmRef] = {}
+    policies: dict[str, Resource] = {}
+    allowed: set[str] = set()
+    for member, detail, row in members:
+        if member == MEMBER_QUEUE:
+            queue = resource(row)
+        elif member == MEMBER_DLQ:
+            dlqs[row.uid] = resource(row)
+        elif member == MEMBER_SOURCE:
+            sources[row.uid] = resource(row)
+        elif member == MEMBER_ESM:
+            mappings[row.uid] = resource(row)
+        elif member == MEMBER_FUNCTION:
+            functions[detail] = resource(row)
+        elif member == MEMBER_ALARM:
+            alarms[(row.uid, detail)] = AlarmRef(resource(row), detail)
+        elif member == MEMBER_POLICY:
+            policies[row.uid] = resource(row)
+        elif member == MEMBER_ALLOW_SOURCE:
+            allowed.add(row.uid)
+    if queue is None or queue.uid != queue_uid:
+        return None
+    return QueueContext(
+        queue=queue,
+        dead_letter_queues=tuple(dlqs[k] for k in sorted(dlqs)),
+        sources=tuple(sources[k] for k in sorted(sources)),
+        consumers=tuple(
+            Consumer(mappings[k], functions.get(k)) for k in sorted(mappings)
+        ),
+        alarms=tuple(alarms[k] for k in sorted(alarms)),
+        policies=tuple(policies[k] for k in sorted(policies)),
+        allowed_sources=frozenset(allowed),
+    )

@@ -1,0 +1,448 @@
+"""The rule catalog (QR001-QR014) as pure functions over one queue's context.
+
+The Spark job, the single-process engine and the in-app validation plugin all call
+``evaluate``; the numbers and decisions come from ``constructs_lib.limits`` and
+``constructs_lib.policy``, the same ones the constructs use at synth time.
+
+A rule that needs a value the audit could not resolve (a parameter, an unknown import) does not
+guess: it reports the value as QR900 (info), naming the rule it could not judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from constructs_lib import limits, policy
+from constructs_lib.audit.model import Finding, QueueContext, Resource, Severity
+from constructs_lib.audit.templates import describe, is_unresolved
+from constructs_lib.errors import Problem
+
+UNRESOLVED_RULE = "QR900"
+UNPARSEABLE_RULE = "QR901"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A rule's verdict on one resource."""
+
+    resource: Resource
+    message: str
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value a rule needed but the audit could not resolve."""
+
+    resource: Resource
+    what: str
+
+
+Outcome = Hit | Unknown
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    title: str
+    fix: str
+    check: Callable[[QueueContext], Iterable[Outcome]]
+
+
+class _Unknowable(Exception):
+    def __init__(self, resource: Resource, what: str) -> None:
+        super().__init__(what)
+        self.resource = resource
+        self.what = what
+
+
+# --- Reading normalized property values -----------------------------------------------------
+
+
+def _int_value(resource: Resource, name: str, value: Any, default: int | None) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise _Unknowable(resource, f"{name} is {value!r}, not a number")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise _Unknowable(resource, f"{name} is {describe(value)}")
+
+
+def _int(resource: Resource, prop: str, default: int | None) -> int | None:
+    return _int_value(resource, prop, resource.prop(prop), default)
+
+
+def _bool(resource: Resource, prop: str, default: bool) -> bool:
+    value = resource.prop(prop)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise _Unknowable(resource, f"{prop} is {describe(value)}")
+
+
+def _mapping(resource: Resource, prop: str) -> dict[str, Any] | None:
+    value = resource.prop(prop)
+    if value is None:
+        return None
+    if isinstance(value, dict) and not is_unresolved(value):
+        return value
+    raise _Unknowable(resource, f"{prop} is {describe(value)}")
+
+
+def is_fifo(queue: Resource) -> bool:
+    return _bool(queue, "FifoQueue", False)
+
+
+def _name(resource: Resource) -> str:
+    return resource.logical_id if not resource.stack else f"{resource.stack}/{resource.logical_id}"
+
+
+def _comparison_only(
+    both: list[Problem], first_only: list[Problem], second_only: list[Problem]
+) -> list[Problem]:
+    """Problems that need both values: the comparison, without each value's own range checks."""
+    singles = set(first_only) | set(second_only)
+    return [problem for problem in both if problem not in singles]
+
+
+# --- The rules ------------------------------------------------------------------------------
+
+
+def _qr001(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.is_dead_letter_queue and ctx.queue.prop("RedrivePolicy") is None:
+        yield Hit(ctx.queue, f"queue {_name(ctx.queue)} has no dead-letter queue (no RedrivePolicy)")
+
+
+def _qr002(ctx: QueueContext) -> Iterator[Outcome]:
+    source_fifo = is_fifo(ctx.queue)
+    for dlq in ctx.dead_letter_queues:
+        if is_fifo(dlq) != source_fifo:
+            kinds = ("FIFO", "standard") if source_fifo else ("standard", "FIFO")
+            yield Hit(
+                ctx.queue,
+                f"{kinds[0]} queue {_name(ctx.queue)} has a {kinds[1]} dead-letter queue "
+                f"{_name(dlq)}; SQS rejects the redrive policy at deploy time",
+            )
+
+
+def _qr003(ctx: QueueContext) -> Iterator[Outcome]:
+    if is_fifo(ctx.queue):
+        return  # FIFO queues reset the enqueue time when a message moves to the DLQ
+    source = _int(ctx.queue, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
+    for dlq in ctx.dead_letter_queues:
+        dead = _int(dlq, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
+        problems = _comparison_only(
+            policy.retention_problems(False, source, dead),
+            policy.retention_problems(False, source, None),
+            policy.retention_problems(False, None, dead),
+        )
+        if problems:
+            yield Hit(
+                ctx.queue,
+                f"standard queue {_name(ctx.queue)} keeps messages {source} s and its dead-letter "
+                f"queue {_name(dlq)} {dead} s: a moved message keeps its original enqueue time, so "
+                "the DLQ deletes it on arrival or soon after",
+            )
+
+
+def _redrive_permission(dlq: Resource) -> str | None:
+    allow = _mapping(dlq, "RedriveAllowPolicy")
+    if allow is None:
+        return None
+    permission = allow.get("redrivePermission")
+    if permission is not None and not isinstance(permission, str):
+        raise _Unknowable(dlq, f"RedriveAllowPolicy.redrivePermission is {describe(permission)}")
+    return permission
+
+
+def _qr004(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.is_dead_letter_queue:
+        return
+    permission = _redrive_permission(ctx.queue)
+    if permission is None or permission == "allowAll":
+        state = "has no RedriveAllowPolicy" if permission is None else "allows allowAll"
+        yield Hit(
+            ctx.queue,
+            f"dead-letter queue {_name(ctx.queue)} {state}: any queue in the account may use it",
+        )
+
+
+def _qr005(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.is_dead_letter_queue:
+        return
+    permission = _redrive_permission(ctx.queue)
+    if permission == "denyAll":
+        yield Hit(
+            ctx.queue,
+            f"dead-letter queue {_name(ctx.queue)} has redrivePermission denyAll, which excludes "
+            f"its source{'s' if len(ctx.sources) > 1 else ''} "
+            + ", ".join(_name(s) for s in ctx.sources),
+        )
+    elif permission == "byQueue":
+        for source in ctx.sources:
+            if source.uid not in ctx.allowed_sources:
+                yield Hit(
+                    ctx.queue,
+                    f"dead-letter queue {_name(ctx.queue)} allows byQueue but its sourceQueueArns "
+                    f"do not name its source {_name(source)}",
+                )
+
+
+def _consumer_numbers(ctx: QueueContext) -> Iterator[tuple[Resource, int, int, int]]:
+    """(mapping, visibility, function timeout, batching window) for each consumer with a function."""
+    visibility = _int(ctx.queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
+    assert visibility is not None
+    for consumer in ctx.consumers:
+        if consumer.function is None:
+            continue  # the unresolved FunctionName is reported once, as QR900, by resolution
+        timeout = _int(consumer.function, "Timeout", limits.FUNCTION_TIMEOUT_DEFAULT)
+        window = _int(consumer.mapping, "MaximumBatchingWindowInSeconds", 0)
+        assert timeout is not None and window is not None
+        yield consumer.mapping, visibility, timeout, window
+
+
+def _qr006(ctx: QueueContext) -> Iterator[Outcome]:
+    for mapping, visibility, timeout, _window in _consumer_numbers(ctx):
+        if visibility < timeout:
+            yield Hit(
+                mapping,
+                f"queue {_name(ctx.queue)} has visibility timeout {visibility} s, below the "
+                f"{timeout} s timeout of the function this event source invokes; "
+                "CreateEventSourceMapping fails",
+            )
+
+
+def _qr007(ctx: QueueContext) -> Iterator[Outcome]:
+    for mapping, visibility, timeout, window in _consumer_numbers(ctx):
+        needed = policy.derived_visibility_timeout(timeout, window)
+        # Below the function timeout is QR006 (an error); QR007 is the recommendation above it.
+        if timeout <= visibility < needed:
+            yield Hit(
+                mapping,
+                f"queue {_name(ctx.queue)} has visibility timeout {visibility} s, below the "
+                f"{needed} s recommended for this consumer ({limits.VISIBILITY_TIMEOUT_FACTOR} x "
+                f"{timeout} s function timeout + {window} s batching window)",
+            )
+
+
+def _qr008(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.consumers:
+        return
+    redrive = _mapping(ctx.queue, "RedrivePolicy")
+    if redrive is None:
+        return  # no DLQ at all is QR001
+    count = _int_value(ctx.queue, "RedrivePolicy.maxReceiveCount", redrive.get("maxReceiveCount"), None)
+    with_consumer = policy.max_receive_count_problems(count, True)
+    without = set(policy.max_receive_count_problems(count, False))
+    if [p for p in with_consumer if p not in without]:
+        yield Hit(
+            ctx.queue,
+            f"Lambda-consumed queue {_name(ctx.queue)} has maxReceiveCount {count}, below "
+            f"{limits.LAMBDA_MIN_RECEIVE_COUNT}: throttled receives count, so healthy messages can "
+            "reach the DLQ",
+        )
+
+
+def _has_alarm(ctx: QueueContext, metric: str) -> bool:
+    return any(alarm.metric == metric for alarm in ctx.alarms)
+
+
+def _qr009(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.is_dead_letter_queue and not _has_alarm(ctx, limits.METRIC_IN_FLIGHT):
+        yield Hit(
+            ctx.queue,
+            f"queue {_name(ctx.queue)} has no alarm on {limits.METRIC_IN_FLIGHT} (stuck or slow "
+            "consumers go unnoticed)",
+        )
+
+
+def _qr010(ctx: QueueContext) -> Iterator[Outcome]:
+    if ctx.is_dead_letter_queue and not _has_alarm(ctx, limits.METRIC_VISIBLE):
+        yield Hit(
+            ctx.queue,
+            f"dead-letter queue {_name(ctx.queue)} has no alarm on {limits.METRIC_VISIBLE} "
+            "(failed messages pile up unnoticed)",
+        )
+
+
+def _qr011(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.is_dead_letter_queue:
+        return
+    for alarm in ctx.alarms:
+        if alarm.metric == limits.METRIC_SENT:
+            yield Hit(
+                alarm.alarm,
+                f"alarm {_name(alarm.alarm)} watches {limits.METRIC_SENT} on dead-letter queue "
+                f"{_name(ctx.queue)}; messages moved there by the redrive policy are not counted",
+            )
+
+
+def _qr012(ctx: QueueContext) -> Iterator[Outcome]:
+    sse = _bool(ctx.queue, "SqsManagedSseEnabled", True)
+    if not sse and ctx.queue.prop("KmsMasterKeyId") is None:
+        yield Hit(
+            ctx.queue,
+            f"queue {_name(ctx.queue)} is unencrypted (SqsManagedSseEnabled false, no KmsMasterKeyId)",
+        )
+
+
+def _denies_plain_http(statement: Any) -> bool:
+    if not isinstance(statement, dict) or statement.get("Effect") != "Deny":
+        return False
+    condition = statement.get("Condition")
+    if not isinstance(condition, dict):
+        return False
+    for operator, tests in condition.items():
+        if operator != "Bool" or not isinstance(tests, dict):
+            continue
+        for key, value in tests.items():
+            values = value if isinstance(value, list) else [value]
+            if key.lower() == "aws:securetransport" and any(
+                str(v).lower() == "false" for v in values
+            ):
+                return True
+    return False
+
+
+def _qr013(ctx: QueueContext) -> Iterator[Outcome]:
+    for queue_policy in ctx.policies:
+        document = queue_policy.prop("PolicyDocument")
+        statements = document.get("Statement") if isinstance(document, dict) else None
+        if isinstance(statements, dict):
+            statements = [statements]
+        if isinstance(statements, list) and any(_denies_plain_http(s) for s in statements):
+            return
+    yield Hit(
+        ctx.queue,
+        f"queue {_name(ctx.queue)} has no queue policy denying requests without TLS "
+        "(aws:SecureTransport false)",
+    )
+
+
+_ESM_PROPERTY = {
+    "batch_size": "BatchSize",
+    "max_batching_window": "MaximumBatchingWindowInSeconds",
+    "max_concurrency": "ScalingConfig.MaximumConcurrency",
+}
+
+
+def _qr014(ctx: QueueContext) -> Iterator[Outcome]:
+    fifo = is_fifo(ctx.queue)
+    for consumer in ctx.consumers:
+        mapping = consumer.mapping
+        batch = _int(mapping, "BatchSize", limits.BATCH_SIZE_DEFAULT)
+        window = _int(mapping, "MaximumBatchingWindowInSeconds", None)
+        scaling = mapping.prop("ScalingConfig")
+        concurrency = (
+            _int_value(mapping, "ScalingConfig.MaximumConcurrency",
+                       scaling.get("MaximumConcurrency"), None)
+            if isinstance(scaling, dict)
+            else None
+        )
+        for problem in policy.event_source_problems(fifo, batch, window, concurrency):
+            prop = _ESM_PROPERTY.get(problem.prop, problem.prop)
+            yield Hit(
+                mapping,
+                f"event source on {'FIFO' if fifo else 'standard'} queue {_name(ctx.queue)}: "
+                f"{prop}={problem.value} {problem.rule}",
+            )
+
+
+CATALOG: tuple[Rule, ...] = (
+    Rule("QR001", "error", "Queue without a dead-letter queue",
+         "add a RedrivePolicy naming a dead-letter queue of the same type", _qr001),
+    Rule("QR002", "error", "Dead-letter queue type differs from its source",
+         "use a FIFO dead-letter queue for a FIFO source and a standard one for a standard source",
+         _qr002),
+    Rule("QR003", "error", "Dead-letter queue retention not longer than the source's",
+         f"set the DLQ's MessageRetentionPeriod above the source's (at most {limits.RETENTION_MAX} s)",
+         _qr003),
+    Rule("QR004", "warning", "Dead-letter queue open to any source",
+         "set RedriveAllowPolicy to byQueue with the source queue ARNs", _qr004),
+    Rule("QR005", "error", "Dead-letter queue redrive-allow policy excludes its source",
+         "list the source queue ARN in RedriveAllowPolicy.sourceQueueArns with byQueue", _qr005),
+    Rule("QR006", "error", "Visibility timeout below the consumer function timeout",
+         "raise the queue's VisibilityTimeout to at least the function timeout "
+         f"(recommended: {limits.VISIBILITY_TIMEOUT_FACTOR} x timeout + batching window)", _qr006),
+    Rule("QR007", "warning", "Visibility timeout below 6 x function timeout + batching window",
+         f"raise VisibilityTimeout to {limits.VISIBILITY_TIMEOUT_FACTOR} x function timeout + "
+         "batching window", _qr007),
+    Rule("QR008", "warning", "Lambda-consumed queue with maxReceiveCount below 5",
+         f"set RedrivePolicy.maxReceiveCount to at least {limits.LAMBDA_MIN_RECEIVE_COUNT}", _qr008),
+    Rule("QR009", "warning", "No in-flight alarm on the source queue",
+         f"alarm on {limits.METRIC_IN_FLIGHT} (statistic Maximum, missing data not breaching)",
+         _qr009),
+    Rule("QR010", "warning", "No depth alarm on the dead-letter queue",
+         f"alarm on the DLQ's {limits.METRIC_VISIBLE} >= 1 (statistic Maximum)", _qr010),
+    Rule("QR011", "warning", "Dead-letter queue alarm on NumberOfMessagesSent",
+         f"alarm on {limits.METRIC_VISIBLE} instead; {limits.METRIC_SENT} misses redriven messages",
+         _qr011),
+    Rule("QR012", "error", "Queue unencrypted",
+         "remove SqsManagedSseEnabled: false, or set KmsMasterKeyId", _qr012),
+    Rule("QR013", "warning", "Queue accepts requests without TLS",
+         "add an AWS::SQS::QueuePolicy statement denying sqs:* when aws:SecureTransport is false",
+         _qr013),
+    Rule("QR014", "error", "Invalid event source batching settings",
+         "fix BatchSize, MaximumBatchingWindowInSeconds and ScalingConfig to Lambda's limits",
+         _qr014),
+)
+
+META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
+    (UNRESOLVED_RULE, "info", "Reference the audit could not resolve",
+     "include the template that defines it in the audit, or replace the parameter by a value"),
+    (UNPARSEABLE_RULE, "error", "Template that could not be read or parsed",
+     "fix the file, or leave it out of the audit paths"),
+)
+
+RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in CATALOG}
+
+
+def describe_rules() -> list[tuple[str, Severity, str, str]]:
+    """(id, severity, title, fix) for every rule the audit can report, in id order."""
+    return sorted([(r.id, r.severity, r.title, r.fix) for r in CATALOG] + list(META_RULES))
+
+
+def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Finding:
+    _, severity, _, fix = next(m for m in META_RULES if m[0] == UNRESOLVED_RULE)
+    return Finding(UNRESOLVED_RULE, severity, resource.file, resource.stack, resource.logical_id,
+                   queue, message, fix)
+
+
+def unparseable_finding(file: str, stack: str, error: str) -> Finding:
+    _, severity, _, fix = next(m for m in META_RULES if m[0] == UNPARSEABLE_RULE)
+    return Finding(UNPARSEABLE_RULE, severity, file, stack, "", "",
+                   f"could not read {file}: {error}", fix)
+
+
+def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Finding]:
+    """Every finding of every rule on this queue's context, QR900 for what it could not judge."""
+    findings: dict[tuple[str, str, str, str], Finding] = {}
+    queue = ctx.queue.logical_id
+    for rule in catalog:
+        try:
+            outcomes = list(rule.check(ctx))
+        except _Unknowable as unknown:
+            outcomes = [Unknown(unknown.resource, unknown.what)]
+        except Exception as error:  # a template shape no rule foresaw is reported, not fatal
+            outcomes = [Unknown(ctx.queue, f"unexpected property shape ({type(error).__name__})")]
+        for outcome in outcomes:
+            if isinstance(outcome, Hit):
+                finding = Finding(rule.id, rule.severity, outcome.resource.file,
+                                  outcome.resource.stack, outcome.resource.logical_id, queue,
+                                  outcome.message, rule.fix)
+            else:
+                finding = unresolved_finding(
+                    outcome.resource, f"{rule.id} not judged for queue {_name(ctx.queue)}: "
+                    f"{outcome.what}", queue)
+            findings[(finding.rule_id, finding.template, finding.resource, finding.message)] = finding
+    return sorted(findings.values(), key=Finding.sort_key)

@@ -1,0 +1,125 @@
+"""Fixtures for the audit tests: one local SparkSession, and template builders.
+
+Templates are written by hand from the CloudFormation resource reference; expectations come from
+the rule catalog and AWS's numbers, never from running the audit.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+Template = dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A small, quiet local session shared by every Spark test."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("queue-audit-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _alarm(metric: str, queue_logical_id: str) -> Template:
+    return {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {
+            "Namespace": "AWS/SQS",
+            "MetricName": metric,
+            "Dimensions": [
+                {"Name": "QueueName", "Value": {"Fn::GetAtt": [queue_logical_id, "QueueName"]}}
+            ],
+            "Statistic": "Maximum",
+            "Period": 60,
+            "EvaluationPeriods": 1,
+            "Threshold": 1,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "TreatMissingData": "notBreaching",
+        },
+    }
+
+
+def healthy(name: str, fifo: bool = False) -> Template:
+    """A source queue, its DLQ, a Lambda consumer, both alarms and TLS-only policies: no findings.
+
+    Visibility 60 s = 6 x 10 s function timeout + 0 s window; DLQ keeps 14 d, source 4 d;
+    maxReceiveCount 5; the DLQ allows only its source, named by ARN built from the source's name
+    (no GetAtt, so no circular dependency).
+    """
+    suffix = ".fifo" if fifo else ""
+    source = {"QueueName": f"{name}{suffix}", "VisibilityTimeout": 60,
+              "MessageRetentionPeriod": 345600,
+              "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["Dlq", "Arn"]},
+                                "maxReceiveCount": 5}}
+    dlq = {"QueueName": f"{name}-dlq{suffix}", "MessageRetentionPeriod": 1209600,
+           "RedriveAllowPolicy": {
+               "redrivePermission": "byQueue",
+               "sourceQueueArns": [
+                   {"Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:"
+                               f"{name}{suffix}"}
+               ]}}
+    if fifo:
+        source["FifoQueue"] = True
+        dlq["FifoQueue"] = True
+    deny_plain_http = {
+        "Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "sqs:*",
+        "Resource": "*", "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+    return {
+        "Resources": {
+            "Source": {"Type": "AWS::SQS::Queue", "Properties": source},
+            "Dlq": {"Type": "AWS::SQS::Queue", "Properties": dlq},
+            "Policy": {"Type": "AWS::SQS::QueuePolicy", "Properties": {
+                "Queues": [{"Ref": "Source"}, {"Ref": "Dlq"}],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [deny_plain_http]}}},
+            "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
+                "Runtime": "python3.12", "Handler": "index.handler", "Timeout": 10,
+                "Role": "arn:aws:iam::123456789012:role/r", "Code": {"ZipFile": "x"}}},
+            "Esm": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {
+                "EventSourceArn": {"Fn::GetAtt": ["Source", "Arn"]},
+                "FunctionName": {"Ref": "Fn"}, "BatchSize": 10}},
+            "InFlight": _alarm("ApproximateNumberOfMessagesNotVisible", "Source"),
+            "DlqDepth": _alarm("ApproximateNumberOfMessagesVisible", "Dlq"),
+        }
+    }
+
+
+def props(template: Template, logical_id: str) -> dict[str, Any]:
+    properties: dict[str, Any] = template["Resources"][logical_id]["Properties"]
+    return properties
+
+
+def variant(template: Template) -> Template:
+    return copy.deepcopy(template)
+
+
+def write(folder: Path, name: str, template: Template | str | bytes) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(template, bytes):
+        path.write_bytes(template)
+    elif isinstance(template, str):
+        path.write_text(template)
+    else:
+        path.write_text(json.dumps(template, indent=1))
+    return path

@@ -1,0 +1,86 @@
+"""`queue-audit` exit codes and outputs: 1 on findings at --fail-on, 2 on usage errors, 0 else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_lib.audit import cli
+from tests.audit.conftest import healthy, props, write
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    write(tmp_path, "clean.template.json", healthy("clean"))
+    return tmp_path
+
+
+def test_clean_input_exits_0(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([str(folder), "--engine", "local", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["findings"] == []
+    assert document["summary"]["files_clean"] == 1
+
+
+def test_fails_error_finding_exits_1(folder: Path, tmp_path: Path) -> None:
+    bad = healthy("bad")
+    props(bad, "Source")["SqsManagedSseEnabled"] = "false"
+    write(folder, "bad.template.json", bad)
+    out = tmp_path / "report.sarif"
+    code = cli.main([str(folder), "--engine", "local", "--format", "sarif", "--output", str(out)])
+    assert code == 1
+    results = json.loads(out.read_text())["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["QR012"]
+
+
+def test_warning_below_default_threshold_exits_0(folder: Path) -> None:
+    warn = healthy("warn")
+    props(warn, "Source")["VisibilityTimeout"] = 59  # QR007, a warning
+    write(folder, "warn.template.json", warn)
+    assert cli.main([str(folder), "--engine", "local", "--quiet"]) == 0
+    assert cli.main([str(folder), "--engine", "local", "--fail-on", "warning"]) == 1
+
+
+def test_fails_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["--format", "pdf", "x"])
+    assert raised.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_fails_no_path_exits_2() -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main([])
+    assert raised.value.code == 2
+
+
+def test_module_entry_point_usage_error() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "constructs_lib.audit", "--fail-on", "sometimes", "x"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.returncode == 2
+    assert "--fail-on" in completed.stderr
+
+
+@pytest.mark.spark
+def test_spark_engine_markdown_and_parquet(
+    spark: Any, folder: Path, tmp_path: Path
+) -> None:
+    broken = write(folder, "broken.yaml", b"Resources: [")
+    out = tmp_path / "report.md"
+    history = tmp_path / "history"
+    code = cli.main([str(folder), "--format", "markdown", "--output", str(out),
+                     "--parquet", str(history), "--quiet"])
+    assert code == 1  # QR901 is an error
+    text = out.read_text()
+    assert "QR901" in text and str(broken) in text
+    rows = spark.read.parquet(str(history)).collect()
+    assert [r["rule_id"] for r in rows] == ["QR901"]
+    # the CLI left the session it found running
+    assert spark.sparkContext._jsc is not None

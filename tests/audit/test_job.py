@@ -1,0 +1,106 @@
+"""The Spark job: same findings as the single-process engine, counts that reconcile, Parquet."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_lib.audit import engine, templates
+from constructs_lib.audit.model import Finding
+from constructs_lib.audit.report import summarize
+from tests.audit.cases import CASES
+from tests.audit.conftest import healthy, props, write
+from tests.audit.test_templates import YAML_PIPELINE
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every rule case in its own file, plus YAML, a cross-stack pair and broken files."""
+    folder = tmp_path_factory.mktemp("job-corpus")
+    for case in CASES:
+        write(folder, f"cases/{case.id}.template.json", case.build(case.id))
+    write(folder, "yaml-stack.yaml", YAML_PIPELINE)
+    exporter = healthy("exported")
+    props(exporter, "Dlq")["MessageRetentionPeriod"] = 345600  # QR003 lands on the importer
+    exporter["Resources"]["Source"]["Properties"].pop("RedrivePolicy")
+    exporter["Outputs"] = {"Arn": {"Value": {"Fn::GetAtt": ["Dlq", "Arn"]},
+                                   "Export": {"Name": "exported-dlq"}}}
+    write(folder, "exporter.template.json", exporter)
+    importer = healthy("exported")  # same source name: the DLQ's allow-list names it
+    importer["Resources"].pop("Dlq")
+    importer["Resources"].pop("DlqDepth")
+    props(importer, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {
+        "Fn::ImportValue": "exported-dlq"}
+    props(importer, "Policy")["Queues"] = [{"Ref": "Source"}]
+    write(folder, "importer.template.json", importer)
+    write(folder, "broken.json", b"{not json")
+    write(folder, "broken.yaml", b"Resources: [")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def spark_result(spark: Any, corpus: Path) -> engine.AuditResult:
+    from constructs_lib.audit import job
+
+    return job.run(spark, templates.discover([str(corpus)]))
+
+
+def by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
+    grouped: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        grouped[finding.template].append(finding)
+    return grouped
+
+
+def test_spark_matches_engine(spark_result: engine.AuditResult, corpus: Path) -> None:
+    local = engine.audit_paths([str(corpus)])
+    assert spark_result.findings == local.findings
+    assert spark_result.files == sorted(local.files, key=lambda f: f.file)
+    assert spark_result.queues == local.queues
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_spark_rule_case(spark_result: engine.AuditResult, corpus: Path, case: Any) -> None:
+    path = str(corpus / "cases" / f"{case.id}.template.json")
+    found = {(f.rule_id, f.resource) for f in by_file(spark_result.findings).get(path, [])}
+    assert found == case.expected
+
+
+def test_spark_cross_stack(spark_result: engine.AuditResult, corpus: Path) -> None:
+    files = by_file(spark_result.findings)
+    importer = {(f.rule_id, f.resource) for f in files[str(corpus / "importer.template.json")]}
+    exporter = {(f.rule_id, f.resource) for f in files[str(corpus / "exporter.template.json")]}
+    assert importer == {("QR003", "Source")}
+    # the exporter's own source has no redrive policy any more: QR001
+    assert exporter == {("QR001", "Source")}
+
+
+def test_spark_counts_reconcile(spark_result: engine.AuditResult, corpus: Path) -> None:
+    summary = summarize(spark_result)
+    unparseable = {f.template for f in spark_result.findings if f.rule_id == "QR901"}
+    with_findings = {f.template for f in spark_result.findings} - unparseable
+    all_files = {str(p) for p in corpus.rglob("*") if p.is_file()}
+    assert summary["files_read"] == len(all_files) == len(CASES) + 5
+    assert unparseable == {str(corpus / "broken.json"), str(corpus / "broken.yaml")}
+    assert summary["files_unparseable"] == 2
+    assert summary["files_with_findings"] == len(with_findings)
+    assert summary["files_clean"] == len(all_files - with_findings - unparseable)
+    assert summary["files_read"] == (summary["files_clean"] + summary["files_with_findings"]
+                                     + summary["files_unparseable"])
+
+
+def test_parquet_history(spark: Any, corpus: Path, tmp_path: Path) -> None:
+    from constructs_lib.audit import job
+
+    target = tmp_path / "history"
+    files = templates.discover([str(corpus / "cases")])
+    result = job.run(spark, files, parquet_dir=str(target))
+    rows = spark.read.parquet(str(target)).collect()
+    assert len(rows) == len(result.findings) > 0
+    assert {r["rule_id"] for r in rows} == {f.rule_id for f in result.findings}
+    assert len({r["run"] for r in rows}) == 1

@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""Synth time and memory: ResilientQueue against the same resources written by hand.
+
+For K queue + consumer pairs (default 1, 10 and 40) in one stack, three apps are synthesized:
+
+- ``resilient``: ``ResilientQueue`` + ``add_lambda_consumer`` (four alarms included);
+- ``l2``: the same resources with plain L2 constructs: two ``sqs.Queue`` (DLQ with 14-day
+  retention and a ``byQueue`` redrive-allow policy, SSE-SQS, ``enforce_ssl``), an
+  ``SqsEventSource`` and the same four ``cloudwatch.Alarm`` on the same metrics;
+- ``solutions``: AWS Solutions Constructs ``SqsToLambda`` with the two alarms it lacks added by
+  hand (in-flight and DLQ depth). It pins aws-cdk-lib 2.273, so it runs from its own virtual
+  environment (``.bench-venvs/solutions``, installed from ``bench/peers/solutions-constructs.lock``).
+
+Each synth runs as its own process (``python synth_bench.py app <variant> <K>``), as ``cdk synth``
+runs an app. Wall time covers the whole process: Python start-up, loading aws-cdk-lib into the
+jsii Node.js child, building the constructs and writing the cloud assembly. Memory is reported
+twice: ``ru_maxrss`` of the finished process as ``wait4`` returns it (the largest resident set
+of the app process and of its waited-for children, which includes jsii's node process), and the
+peak of the summed resident set of the whole process tree, sampled every 10 ms from /proc.
+
+Runs are interleaved (one of each variant per round), so concurrent load on the machine hits
+every variant alike; ratios are taken per round and their median reported.
+
+    python bench/synth_bench.py                      # K = 1, 10, 40; 3 rounds
+    python bench/synth_bench.py --pairs 40 --runs 5
+    python bench/synth_bench.py --profile            # jsii calls per pair, by kind
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS_PYTHON = REPO_ROOT / ".bench-venvs" / "solutions" / "bin" / "python"
+SOLUTIONS_CDK_VERSION = "2.273"
+VARIANTS = ("resilient", "l2", "solutions")
+LABELS = {
+    "resilient": "ResilientQueue",
+    "l2": "hand-written L2",
+    "solutions": f"Solutions Constructs SqsToLambda (aws-cdk-lib {SOLUTIONS_CDK_VERSION})",
+}
+FUNCTION_TIMEOUT_S = 30
+VISIBILITY_TIMEOUT_S = 6 * FUNCTION_TIMEOUT_S  # what ResilientQueue derives for a 30 s function
+PROFILE_FLAG = "BENCH_COUNT_JSII_CALLS"
+
+
+# --- the apps (run in the child process; only the variant's own imports) ----------------------
+
+
+def _function(stack: Any, index: int) -> Any:
+    from aws_cdk import Duration
+    from aws_cdk import aws_lambda as lambda_
+
+    return lambda_.Function(
+        stack,
+        f"Worker{index}",
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(event, context):\n    return None\n"),
+        timeout=Duration.seconds(FUNCTION_TIMEOUT_S),
+    )
+
+
+def _alarm(scope: Any, construct_id: str, metric: Any, threshold: int, periods: int) -> Any:
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
+    return cloudwatch.Alarm(
+        scope,
+        construct_id,
+        metric=metric,
+        threshold=threshold,
+        evaluation_periods=periods,
+        datapoints_to_alarm=periods,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_name=f"{construct_id}-alarm",
+        alarm_description=f"{construct_id}: see the runbook.",
+    )
+
+
+def _gauge(queue: Any, name: str) -> Any:
+    from aws_cdk import Duration
+
+    return queue.metric(name, period=Duration.minutes(1), statistic="Maximum")
+
+
+def build_resilient(stack: Any, index: int) -> None:
+    from constructs_lib import ResilientQueue
+
+    queue = ResilientQueue(stack, f"Pair{index}", queue_name=f"bench-{index}")
+    queue.add_lambda_consumer(_function(stack, index), batch_size=10)
+
+
+def build_l2(stack: Any, index: int) -> None:
+    from aws_cdk import ArnFormat, Duration
+    from aws_cdk import aws_lambda_event_sources as event_sources
+    from aws_cdk import aws_sqs as sqs
+
+    name = f"bench-{index}"
+    # The source ARN is formatted from its name: Fn::GetAtt would make a cycle with the redrive.
+    source_arn = stack.format_arn(
+        service="sqs", resource=name, arn_format=ArnFormat.NO_RESOURCE_NAME
+    )
+    dlq = sqs.Queue(
+        stack,
+        f"Dlq{index}",
+        queue_name=f"{name}-dlq",
+        retention_period=Duration.days(14),
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        redrive_allow_policy=sqs.RedriveAllowPolicy(
+            redrive_permission=sqs.RedrivePermission.BY_QUEUE,
+            source_queues=[sqs.Queue.from_queue_arn(stack, f"Source{index}", source_arn)],
+        ),
+    )
+    queue = sqs.Queue(
+        stack,
+        f"Queue{index}",
+        queue_name=name,
+        visibility_timeout=Duration.seconds(VISIBILITY_TIMEOUT_S),
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=5),
+    )
+    _function(stack, index).add_event_source(
+        event_sources.SqsEventSource(queue, batch_size=10, report_batch_item_failures=True)
+    )
+    _alarm(
+        stack, f"InFlight{index}", _gauge(queue, "ApproximateNumberOfMessagesNotVisible"), 12_000, 5
+    )
+    _alarm(stack, f"DeadLetters{index}", _gauge(dlq, "ApproximateNumberOfMessagesVisible"), 1, 1)
+    _alarm(stack, f"SourceAge{index}", _gauge(queue, "ApproximateAgeOfOldestMessage"), 172_800, 1)
+    _alarm(stack, f"DeadLetterAge{index}", _gauge(dlq, "ApproximateAgeOfOldestMessage"), 432_000, 1)
+
+
+def build_solutions(stack: Any, index: int) -> None:
+    from aws_cdk import Duration
+    from aws_cdk import aws_lambda_event_sources as event_sources
+    from aws_cdk import aws_sqs as sqs
+    from aws_solutions_constructs.aws_sqs_lambda import SqsToLambda
+
+    pair = SqsToLambda(
+        stack,
+        f"Pair{index}",
+        existing_lambda_obj=_function(stack, index),
+        queue_props=sqs.QueueProps(
+            queue_name=f"bench-{index}", visibility_timeout=Duration.seconds(VISIBILITY_TIMEOUT_S)
+        ),
+        max_receive_count=5,
+        sqs_event_source_props=event_sources.SqsEventSourceProps(
+            batch_size=10, report_batch_item_failures=True
+        ),
+    )
+    dlq = pair.dead_letter_queue
+    assert dlq is not None
+    _alarm(
+        stack,
+        f"InFlight{index}",
+        _gauge(pair.sqs_queue, "ApproximateNumberOfMessagesNotVisible"),
+        12_000,
+        5,
+    )
+    _alarm(
+        stack, f"DeadLetters{index}", _gauge(dlq.queue, "ApproximateNumberOfMessagesVisible"), 1, 1
+    )
+
+
+BUILDERS: dict[str, Callable[[Any, int], None]] = {
+    "resilient": build_resilient,
+    "l2": build_l2,
+    "solutions": build_solutions,
+}
+
+
+def _count_jsii_calls() -> Counter[str]:
+    """Count every request the Python side sends to the jsii Node.js process, by kind."""
+    from jsii._kernel.providers import process
+
+    counts: Counter[str] = Counter()
+    original = process._NodeProcess.send
+
+    def send(self: Any, request: Any, response_type: Any) -> Any:
+        counts[type(request).__name__.removesuffix("Request")] += 1
+        return original(self, request, response_type)
+
+    process._NodeProcess.send = send  # type: ignore[method-assign]
+    return counts
+
+
+def run_app(variant: str, pairs: int) -> None:
+    counts = _count_jsii_calls() if os.environ.get(PROFILE_FLAG) else None
+    import aws_cdk as cdk
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Bench")
+    for index in range(pairs):
+        BUILDERS[variant](stack, index)
+    app.synth()
+    if counts is not None:
+        print(f"JSII_CALLS {json.dumps(dict(counts))}", file=sys.stderr)
+
+
+# --- the harness -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    variant: str
+    pairs: int
+    wall_s: float
+    maxrss_mib: float
+    tree_peak_mib: float
+    resources: int
+
+
+def _tree_rss_kib(root: int) -> int:
+    """Summed VmRSS of ``root`` and its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue
+        pid = int(entry)
+        children.setdefault(int(fields["PPid"]), []).append(pid)
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def _python_for(variant: str) -> str:
+    if variant != "solutions":
+        return sys.executable
+    if not SOLUTIONS_PYTHON.exists():
+        sys.exit(
+            "The Solutions Constructs peer needs its own virtual environment:\n"
+            "  python3 -m venv .bench-venvs/solutions && .bench-venvs/solutions/bin/pip install "
+            "--require-hashes -r bench/peers/solutions-constructs.lock\n"
+            "or pass --variants resilient l2"
+        )
+    return str(SOLUTIONS_PYTHON)
+
+
+def _child_env(outdir: str, profile: bool) -> dict[str, str]:
+    env = {**os.environ, "CDK_OUTDIR": outdir}
+    # jsii finds node on PATH: the pinned Node.js of this repository's virtual environment.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+    if profile:
+        env[PROFILE_FLAG] = "1"
+    return env
+
+
+def synth_once(variant: str, pairs: int, profile: bool = False) -> tuple[Sample, str]:
+    with tempfile.TemporaryDirectory(prefix="synth-bench-") as outdir:
+        command = [_python_for(variant), str(Path(__file__).resolve()), "app", variant, str(pairs)]
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=_child_env(outdir, profile),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        peak_kib = 0
+        done = threading.Event()
+
+        def sample_tree() -> None:
+            nonlocal peak_kib
+            while not done.is_set():
+                peak_kib = max(peak_kib, _tree_rss_kib(child.pid))
+                done.wait(0.01)
+
+        sampler = threading.Thread(target=sample_tree, daemon=True)
+        sampler.start()
+        assert child.stderr is not None
+        stderr = child.stderr.read()  # drains the pipe until the process closes it
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        done.set()
+        sampler.join()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            sys.exit(f"{variant} with {pairs} pairs failed:\n{stderr}")
+        template = json.loads((Path(outdir) / "Bench.template.json").read_text())
+    sample = Sample(
+        variant,
+        pairs,
+        wall,
+        usage.ru_maxrss / 1024,
+        peak_kib / 1024,
+        len(template["Resources"]),
+    )
+    return sample, stderr
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def benchmark(pairs_list: Sequence[int], variants: Sequence[str], runs: int) -> None:
+    print(_machine())
+    print(f"{runs} rounds per K; each round synthesizes every variant once, in rotating order.")
+    if "solutions" in variants:
+        print(
+            f"Note: the Solutions Constructs peer runs on aws-cdk-lib {SOLUTIONS_CDK_VERSION} "
+            "(its own pin), the others on this repository's aws-cdk-lib."
+        )
+    print()
+    header = (
+        "| K | variant | resources | wall s (median) | min-max s | ru_maxrss MiB | "
+        "tree peak RSS MiB | time vs L2 (median of per-round ratios) |"
+    )
+    print(header)
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for pairs in pairs_list:
+        samples: dict[str, list[Sample]] = {v: [] for v in variants}
+        ratios: dict[str, list[float]] = {v: [] for v in variants}
+        for round_index in range(runs):
+            order = list(variants[round_index % len(variants) :]) + list(
+                variants[: round_index % len(variants)]
+            )
+            this_round: dict[str, Sample] = {}
+            for variant in order:
+                this_round[variant], _ = synth_once(variant, pairs)
+                samples[variant].append(this_round[variant])
+            if "l2" in this_round:
+                for variant, sample in this_round.items():
+                    ratios[variant].append(sample.wall_s / this_round["l2"].wall_s)
+        for variant in variants:
+            runs_of = samples[variant]
+            walls = [s.wall_s for s in runs_of]
+            ratio = f"{_median(ratios[variant]):.3f}x" if ratios[variant] else "n/a"
+            print(
+                f"| {pairs} | {LABELS[variant]} | {runs_of[0].resources} | {_median(walls):.2f} | "
+                f"{min(walls):.2f}-{max(walls):.2f} | "
+                f"{_median([s.maxrss_mib for s in runs_of]):.0f} | "
+                f"{_median([s.tree_peak_mib for s in runs_of]):.0f} | {ratio} |",
+                flush=True,
+            )
+
+
+def profile(variants: Sequence[str], small: int = 1, large: int = 11) -> None:
+    """jsii requests per pair: the difference between two app sizes, divided by the pairs added."""
+    print(f"jsii requests per pair ((K={large}) - (K={small})) / {large - small}, by kind:")
+    for variant in variants:
+        counts: list[dict[str, int]] = []
+        for pairs in (small, large):
+            _, stderr = synth_once(variant, pairs, profile=True)
+            line = next(x for x in stderr.splitlines() if x.startswith("JSII_CALLS "))
+            counts.append(json.loads(line.split(" ", 1)[1]))
+        kinds = sorted(set(counts[0]) | set(counts[1]))
+        per_pair = {k: (counts[1].get(k, 0) - counts[0].get(k, 0)) / (large - small) for k in kinds}
+        total = sum(per_pair.values())
+        detail = ", ".join(f"{k} {v:.0f}" for k, v in sorted(per_pair.items(), key=lambda i: -i[1]))
+        print(
+            f"- {LABELS[variant]}: {total:.0f} per pair ({detail}); fixed {sum(counts[0].values())} at K={small}"
+        )
+
+
+def _machine() -> str:
+    memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    node = subprocess.run(
+        ["node", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_child_env("", False),
+    ).stdout.strip()
+    return (
+        f"Machine: {os.cpu_count()} cores, {memory_gib:.0f} GiB, Python "
+        f"{platform.python_version()}, Node.js {node}, {platform.system()} {platform.machine()}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["app"]:
+        run_app(args[1], int(args[2]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--pairs", type=int, nargs="+", default=[1, 10, 40])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--profile", action="store_true", help="count jsii requests per pair")
+    options = parser.parse_args(args)
+    if options.profile:
+        profile(options.variants)
+    else:
+        benchmark(options.pairs, options.variants, options.runs)
+
+
+if __name__ == "__main__":
+    main()

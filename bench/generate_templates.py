@@ -1,0 +1,536 @@
+"""Write N synthetic CloudFormation templates with known injected faults, and their ground truth.
+
+    python bench/generate_templates.py --count 1000 --out bench/results/corpus-1k
+
+Every template starts from a pipeline that breaks no rule (source queue, DLQ, Lambda consumer,
+both alarms, TLS-only queue policy), then gets one to three faults from different groups, each
+fault with the findings it must cause, derived from the rule catalog by hand:
+
+- single-template faults for every rule QR001-QR014 (several shapes for some);
+- cross-stack pairs: the DLQ in one stack, exported, imported (``Fn::ImportValue``) or named by
+  a literal ARN from another stack, with faults that only the pair shows (QR002, QR003, QR005);
+- QR900: an import no template exports; QR901: truncated files;
+- a fifth of the single templates are YAML with short-form tags (!Ref, !GetAtt, !Sub, ...).
+
+Templates go to ``OUT/templates/``; ``OUT/ground-truth.json`` lists every expected finding as
+{template, rule_id, resource}, with template paths relative to ``OUT/templates``. Deterministic for a given --seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Template = dict[str, Any]
+Expected = set[tuple[str, str]]  # (rule id, logical id)
+
+SOURCE_RETENTION = 345_600  # 4 d, the SQS default
+DLQ_RETENTION = 1_209_600  # 14 d, the SQS maximum
+FUNCTION_TIMEOUT = 10
+VISIBILITY = 60  # 6 x FUNCTION_TIMEOUT + 0 s batching window
+TEMPLATES_DIR = "templates"
+
+
+def _alarm(metric: str, queue: str) -> Template:
+    return {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {
+            "Namespace": "AWS/SQS",
+            "MetricName": metric,
+            "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}],
+            "Statistic": "Maximum",
+            "Period": 60,
+            "EvaluationPeriods": 1,
+            "Threshold": 1,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "TreatMissingData": "notBreaching",
+        },
+    }
+
+
+def _policy(queues: list[str]) -> Template:
+    return {
+        "Type": "AWS::SQS::QueuePolicy",
+        "Properties": {
+            "Queues": [{"Ref": q} for q in queues],
+            "PolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Deny",
+                        "Principal": {"AWS": "*"},
+                        "Action": "sqs:*",
+                        "Resource": "*",
+                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                    }
+                ],
+            },
+        },
+    }
+
+
+def _arn_of(name: str) -> dict[str, str]:
+    # The DLQ's allow-list names its source by an ARN built from the source's name: a GetAtt
+    # there would make a circular dependency with the source's RedrivePolicy.
+    return {"Fn::Sub": f"arn:${{AWS::Partition}}:sqs:${{AWS::Region}}:${{AWS::AccountId}}:{name}"}
+
+
+def healthy(name: str, fifo: bool = False) -> Template:
+    suffix = ".fifo" if fifo else ""
+    source: dict[str, Any] = {
+        "QueueName": f"{name}{suffix}",
+        "VisibilityTimeout": VISIBILITY,
+        "MessageRetentionPeriod": SOURCE_RETENTION,
+        "RedrivePolicy": {
+            "deadLetterTargetArn": {"Fn::GetAtt": ["Dlq", "Arn"]},
+            "maxReceiveCount": 5,
+        },
+    }
+    dlq: dict[str, Any] = {
+        "QueueName": f"{name}-dlq{suffix}",
+        "MessageRetentionPeriod": DLQ_RETENTION,
+        "RedriveAllowPolicy": {
+            "redrivePermission": "byQueue",
+            "sourceQueueArns": [_arn_of(f"{name}{suffix}")],
+        },
+    }
+    if fifo:
+        source["FifoQueue"] = dlq["FifoQueue"] = True
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {
+            "Source": {"Type": "AWS::SQS::Queue", "Properties": source},
+            "Dlq": {"Type": "AWS::SQS::Queue", "Properties": dlq},
+            "Policy": _policy(["Source", "Dlq"]),
+            "Role": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Action": "sts:AssumeRole",
+                                "Principal": {"Service": "lambda.amazonaws.com"},
+                            }
+                        ],
+                    }
+                },
+            },
+            "Fn": {
+                "Type": "AWS::Lambda::Function",
+                "Properties": {
+                    "Runtime": "python3.12",
+                    "Handler": "index.handler",
+                    "Timeout": FUNCTION_TIMEOUT,
+                    "Role": {"Fn::GetAtt": ["Role", "Arn"]},
+                    "Code": {"ZipFile": "def handler(event, context):\n    return None\n"},
+                },
+            },
+            "Esm": {
+                "Type": "AWS::Lambda::EventSourceMapping",
+                "Properties": {
+                    "EventSourceArn": {"Fn::GetAtt": ["Source", "Arn"]},
+                    "FunctionName": {"Ref": "Fn"},
+                    "BatchSize": 10,
+                },
+            },
+            "InFlight": _alarm("ApproximateNumberOfMessagesNotVisible", "Source"),
+            "DlqDepth": _alarm("ApproximateNumberOfMessagesVisible", "Dlq"),
+        },
+    }
+
+
+def _p(t: Template, logical_id: str) -> dict[str, Any]:
+    properties: dict[str, Any] = t["Resources"][logical_id]["Properties"]
+    return properties
+
+
+@dataclass(frozen=True)
+class Fault:
+    id: str
+    group: str  # faults of different groups do not interact; "single" never combines
+    fifo: bool
+    apply: Callable[[Template], None]
+    expected: frozenset[tuple[str, str]]
+
+
+def _dlq_fifo(t: Template) -> None:
+    _p(t, "Dlq").update(FifoQueue=True, QueueName=_p(t, "Dlq")["QueueName"] + ".fifo")
+
+
+def _dlq_standard(t: Template) -> None:
+    _p(t, "Dlq").update(FifoQueue=False, QueueName=_p(t, "Dlq")["QueueName"].removesuffix(".fifo"))
+
+
+def _sent_alarm(t: Template) -> None:
+    t["Resources"]["DlqSent"] = _alarm("NumberOfMessagesSent", "Dlq")
+
+
+FAULTS: list[Fault] = [
+    Fault(
+        "no-dlq",
+        "single",
+        False,
+        lambda t: _p(t, "Source").pop("RedrivePolicy"),
+        frozenset({("QR001", "Source"), ("QR001", "Dlq"), ("QR009", "Dlq")}),
+    ),
+    Fault("fifo-dlq", "dlq", False, _dlq_fifo, frozenset({("QR002", "Source")})),
+    Fault("standard-dlq-for-fifo", "single", True, _dlq_standard, frozenset({("QR002", "Source")})),
+    Fault(
+        "short-dlq-retention",
+        "dlq",
+        False,
+        lambda t: _p(t, "Dlq").update(MessageRetentionPeriod=SOURCE_RETENTION),
+        frozenset({("QR003", "Source")}),
+    ),
+    Fault(
+        "default-retentions",
+        "dlq",
+        False,
+        lambda t: [_p(t, q).pop("MessageRetentionPeriod") for q in ("Source", "Dlq")],
+        frozenset({("QR003", "Source")}),
+    ),
+    Fault(
+        "no-redrive-allow",
+        "allow",
+        False,
+        lambda t: _p(t, "Dlq").pop("RedriveAllowPolicy"),
+        frozenset({("QR004", "Dlq")}),
+    ),
+    Fault(
+        "allow-all",
+        "allow",
+        False,
+        lambda t: _p(t, "Dlq").update(RedriveAllowPolicy={"redrivePermission": "allowAll"}),
+        frozenset({("QR004", "Dlq")}),
+    ),
+    Fault(
+        "deny-all",
+        "allow",
+        False,
+        lambda t: _p(t, "Dlq").update(RedriveAllowPolicy={"redrivePermission": "denyAll"}),
+        frozenset({("QR005", "Dlq")}),
+    ),
+    Fault(
+        "allow-list-without-source",
+        "allow",
+        False,
+        lambda t: _p(t, "Dlq")["RedriveAllowPolicy"].update(
+            sourceQueueArns=["arn:aws:sqs:us-east-1:123456789012:not-in-the-fleet"]
+        ),
+        # the ARN names a queue no template defines: QR900 says so
+        frozenset({("QR005", "Dlq"), ("QR900", "Dlq")}),
+    ),
+    Fault(
+        "visibility-below-timeout",
+        "consumer",
+        False,
+        lambda t: _p(t, "Fn").update(Timeout=120),
+        frozenset({("QR006", "Esm")}),
+    ),
+    Fault(
+        "visibility-below-6x",
+        "consumer",
+        False,
+        lambda t: _p(t, "Source").update(VisibilityTimeout=VISIBILITY - 1),
+        frozenset({("QR007", "Esm")}),
+    ),
+    Fault(
+        "window-not-counted",
+        "consumer",
+        False,
+        lambda t: _p(t, "Esm").update(MaximumBatchingWindowInSeconds=5),
+        frozenset({("QR007", "Esm")}),
+    ),
+    Fault(
+        "few-receives",
+        "redrive",
+        False,
+        lambda t: _p(t, "Source")["RedrivePolicy"].update(maxReceiveCount=4),
+        frozenset({("QR008", "Source")}),
+    ),
+    Fault(
+        "no-in-flight-alarm",
+        "alarm-source",
+        False,
+        lambda t: t["Resources"].pop("InFlight"),
+        frozenset({("QR009", "Source")}),
+    ),
+    Fault(
+        "no-dlq-alarm",
+        "alarm-dlq",
+        False,
+        lambda t: t["Resources"].pop("DlqDepth"),
+        frozenset({("QR010", "Dlq")}),
+    ),
+    Fault("sent-alarm-on-dlq", "alarm-sent", False, _sent_alarm, frozenset({("QR011", "DlqSent")})),
+    Fault(
+        "unencrypted",
+        "sse",
+        False,
+        lambda t: _p(t, "Source").update(SqsManagedSseEnabled=False),
+        frozenset({("QR012", "Source")}),
+    ),
+    Fault(
+        "no-tls-policy",
+        "policy",
+        False,
+        lambda t: t["Resources"].pop("Policy"),
+        frozenset({("QR013", "Source"), ("QR013", "Dlq")}),
+    ),
+    Fault(
+        "large-batch-no-window",
+        "consumer",
+        False,
+        lambda t: _p(t, "Esm").update(BatchSize=100),
+        frozenset({("QR014", "Esm")}),
+    ),
+    Fault(
+        "window-too-long",
+        "consumer",
+        False,
+        lambda t: (
+            _p(t, "Esm").update(MaximumBatchingWindowInSeconds=301),
+            _p(t, "Source").update(VisibilityTimeout=VISIBILITY + 301),
+        ),
+        frozenset({("QR014", "Esm")}),
+    ),
+    Fault(
+        "concurrency-too-low",
+        "scaling",
+        False,
+        lambda t: _p(t, "Esm").update(ScalingConfig={"MaximumConcurrency": 1}),
+        frozenset({("QR014", "Esm")}),
+    ),
+    Fault(
+        "fifo-batch-11",
+        "single",
+        True,
+        lambda t: _p(t, "Esm").update(BatchSize=11),
+        frozenset({("QR014", "Esm")}),
+    ),
+    Fault(
+        "fifo-window",
+        "single",
+        True,
+        lambda t: (
+            _p(t, "Esm").update(MaximumBatchingWindowInSeconds=1),
+            _p(t, "Source").update(VisibilityTimeout=VISIBILITY + 1),
+        ),
+        frozenset({("QR014", "Esm")}),
+    ),
+]
+
+
+# --- YAML with short forms ---------------------------------------------------------------------
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def _short_form(value: Any) -> str | None:
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    ((name, argument),) = value.items()
+    if name == "Ref":
+        return f"!Ref {argument}"
+    if name == "Fn::GetAtt":
+        return f"!GetAtt {argument[0]}.{argument[1]}"
+    if name in ("Fn::Sub", "Fn::ImportValue") and isinstance(argument, str):
+        return f"!{name[4:]} {json.dumps(argument)}"
+    return None
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            short = _short_form(item)
+            if short is not None:
+                lines.append(f"{pad}{key}: {short}")
+            elif isinstance(item, dict | list) and item:
+                lines.append(f"{pad}{key}:")
+                lines.append(to_yaml(item, indent + 2))
+            elif isinstance(item, str) and "\n" in item:
+                lines.append(f"{pad}{key}: |")
+                lines += [f"{pad}  {line}" for line in item.splitlines()]
+            else:
+                lines.append(f"{pad}{key}: {_yaml_scalar(item) if item != {} else '{}'}")
+    else:
+        for item in value:
+            short = _short_form(item)
+            if short is not None:
+                lines.append(f"{pad}- {short}")
+            elif isinstance(item, dict | list) and item:
+                nested = to_yaml(item, indent + 2).lstrip()
+                lines.append(f"{pad}- {nested}")
+            else:
+                lines.append(f"{pad}- {_yaml_scalar(item)}")
+    return "\n".join(lines)
+
+
+# --- The corpus --------------------------------------------------------------------------------
+
+
+@dataclass
+class Generated:
+    files: dict[str, str]  # relative path -> content
+    truth: list[dict[str, str]]
+
+
+def _relative(index: int, yaml: bool = False) -> str:
+    extension = "yaml" if yaml else "template.json"
+    return f"{index // 1000:03d}/t{index:06d}.{extension}"
+
+
+def _single(index: int, rng: random.Random) -> tuple[Template, Expected, bool]:
+    first = rng.choice(FAULTS)
+    chosen = [first]
+    if first.group != "single":
+        extra = rng.choice([0, 0, 0, 1, 1, 2])
+        for _ in range(extra):
+            options = [f for f in FAULTS if f.group not in {"single", *(c.group for c in chosen)}]
+            chosen.append(rng.choice(options))
+    template = healthy(f"q{index:06d}", fifo=first.fifo)
+    expected: Expected = set()
+    for fault in chosen:
+        fault.apply(template)
+        expected |= fault.expected
+    return template, expected, index % 5 == 3
+
+
+def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Expected]]:
+    """An exporting DLQ stack and a source stack that imports (or names) it."""
+    name = f"q{index:06d}"
+    base = healthy(name)
+    exporter: Template = {
+        "Resources": {
+            "Dlq": base["Resources"]["Dlq"],
+            "DlqDepth": base["Resources"]["DlqDepth"],
+            "Policy": _policy(["Dlq"]),
+        },
+        "Outputs": {
+            "DlqArn": {
+                "Value": {"Fn::GetAtt": ["Dlq", "Arn"]},
+                "Export": {"Name": f"{name}-dlq-arn"},
+            }
+        },
+    }
+    importer = healthy(name)
+    for logical_id in ("Dlq", "DlqDepth"):
+        importer["Resources"].pop(logical_id)
+    importer["Resources"]["Policy"] = _policy(["Source"])
+    literal = rng.random() < 0.3
+    _p(importer, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = (
+        f"arn:aws:sqs:us-east-1:123456789012:{name}-dlq"
+        if literal
+        else {"Fn::ImportValue": f"{name}-dlq-arn"}
+    )
+    fault = rng.choice(["retention", "fifo", "deny", "alarm", "importer-sse"])
+    exporter_expected: Expected = set()
+    importer_expected: Expected = set()
+    if fault == "retention":
+        _p(exporter, "Dlq")["MessageRetentionPeriod"] = SOURCE_RETENTION - 60
+        importer_expected.add(("QR003", "Source"))
+    elif fault == "fifo":
+        _p(exporter, "Dlq").update(FifoQueue=True, QueueName=f"{name}-dlq.fifo")
+        if literal:  # the literal ARN follows the FIFO name
+            _p(importer, "Source")["RedrivePolicy"]["deadLetterTargetArn"] += ".fifo"
+        importer_expected.add(("QR002", "Source"))
+    elif fault == "deny":
+        _p(exporter, "Dlq")["RedriveAllowPolicy"] = {"redrivePermission": "denyAll"}
+        exporter_expected.add(("QR005", "Dlq"))
+    elif fault == "alarm":
+        exporter["Resources"].pop("DlqDepth")
+        exporter_expected.add(("QR010", "Dlq"))
+    else:
+        _p(importer, "Source")["SqsManagedSseEnabled"] = False
+        importer_expected.add(("QR012", "Source"))
+    return [
+        (_relative(index), exporter, exporter_expected),
+        (_relative(index + 1), importer, importer_expected),
+    ]
+
+
+def _missing_import(index: int) -> tuple[Template, Expected]:
+    template = healthy(f"q{index:06d}")
+    for logical_id in ("Dlq", "DlqDepth"):
+        template["Resources"].pop(logical_id)
+    template["Resources"]["Policy"] = _policy(["Source"])
+    _p(template, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {
+        "Fn::ImportValue": f"nobody-exports-{index}"
+    }
+    return template, {("QR900", "Source")}
+
+
+def generate(count: int, seed: int = 7) -> Generated:
+    rng = random.Random(seed)
+    files: dict[str, str] = {}
+    truth: list[dict[str, str]] = []
+
+    def add(path: str, content: str, expected: Expected) -> None:
+        files[path] = content
+        truth.extend(
+            {"template": path, "rule_id": r, "resource": res} for r, res in sorted(expected)
+        )
+
+    index = 0
+    while index < count:
+        if index % 10 == 0 and index + 1 < count:
+            for path, template, expected in _cross_pair(index, rng):
+                add(path, json.dumps(template, indent=1), expected)
+            index += 2
+            continue
+        if index % 40 == 13:
+            whole = json.dumps(healthy(f"q{index:06d}"), indent=1)
+            add(_relative(index), whole[: len(whole) // 2], {("QR901", "")})
+        elif index % 50 == 7:
+            template, expected = _missing_import(index)
+            add(_relative(index), json.dumps(template, indent=1), expected)
+        else:
+            template, expected, yaml = _single(index, rng)
+            content = to_yaml(template) + "\n" if yaml else json.dumps(template, indent=1)
+            add(_relative(index, yaml), content, expected)
+        index += 1
+    return Generated(files, truth)
+
+
+def write(out: str, count: int, seed: int = 7) -> Generated:
+    generated = generate(count, seed)
+    for path, content in generated.files.items():
+        full = os.path.join(out, TEMPLATES_DIR, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as handle:
+            handle.write(content)
+    with open(os.path.join(out, "ground-truth.json"), "w", encoding="utf-8") as handle:
+        json.dump({"count": count, "seed": seed, "findings": generated.truth}, handle, indent=1)
+    return generated
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    generated = write(args.out, args.count, args.seed)
+    print(
+        f"{len(generated.files)} templates, {len(generated.truth)} expected findings in {args.out}"
+    )
+
+
+if __name__ == "__main__":
+    main()

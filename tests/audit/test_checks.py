@@ -1,0 +1,123 @@
+"""The in-app validation plugin on a synthesized raw-L2 app (plain sqs.Queue + SqsEventSource).
+
+One synth serves every test here: the app is built with the plugin in report-only mode, and its
+cloud assembly is audited again by the Spark job, which must agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+aws_cdk = pytest.importorskip("aws_cdk")
+
+from aws_cdk import App, Duration, Stack, Validations  # noqa: E402
+from aws_cdk import aws_lambda as lambda_  # noqa: E402
+from aws_cdk import aws_lambda_event_sources as sources  # noqa: E402
+from aws_cdk import aws_sqs as sqs  # noqa: E402
+
+from constructs_lib.audit import templates  # noqa: E402
+from constructs_lib.checks import QueueResilienceChecks  # noqa: E402
+
+
+@dataclass
+class Synth:
+    outdir: Path
+    plugin: QueueResilienceChecks
+
+
+@pytest.fixture(scope="module")
+def raw_app(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """Two pipelines built the way CDK's defaults build them, with no resilience settings."""
+    outdir = tmp_path_factory.mktemp("raw-l2")
+    app = App(outdir=str(outdir))
+    stack = Stack(app, "RawStack")
+    code = lambda_.Code.from_inline("def handler(event, context):\n    return None\n")
+    # Pipeline 1: a queue without a DLQ, consumed by a 30 s function; visibility left at 30 s.
+    orders = sqs.Queue(stack, "Orders")
+    slow = lambda_.Function(stack, "Slow", runtime=lambda_.Runtime.PYTHON_3_12,
+                            handler="index.handler", code=code, timeout=Duration.seconds(30))
+    slow.add_event_source(sources.SqsEventSource(orders))
+    # Pipeline 2: a DLQ with defaults everywhere and maxReceiveCount 3.
+    dlq = sqs.Queue(stack, "PaymentsDlq")
+    payments = sqs.Queue(stack, "Payments",
+                         dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=3, queue=dlq))
+    fast = lambda_.Function(stack, "Fast", runtime=lambda_.Runtime.PYTHON_3_12,
+                            handler="index.handler", code=code)
+    fast.add_event_source(sources.SqsEventSource(payments))
+    plugin = QueueResilienceChecks(fail_on="never")
+    Validations.of(app).add_plugins(plugin)
+    app.synth()
+    return Synth(outdir, plugin)
+
+
+def _pairs(findings: list[Any]) -> set[tuple[str, str]]:
+    return {(f.rule_id, f.resource.rstrip("0123456789ABCDEF")) for f in findings}
+
+
+def test_raw_l2_gets_the_findings_it_deserves(raw_app: Synth) -> None:
+    # Expected from CDK's defaults and AWS's numbers:
+    # - Orders: no DLQ (QR001); visibility 30 s < 6 x 30 s (QR007, not QR006: 30 >= 30);
+    #   no in-flight alarm (QR009); no TLS-only policy (QR013).
+    # - Payments: maxReceiveCount 3 < 5 with a Lambda consumer (QR008); both queues keep the
+    #   default 4 days, so the DLQ is not longer (QR003); visibility 30 s >= 6 x 3 s default
+    #   timeout, so no QR007; no in-flight alarm (QR009); no TLS policy (QR013).
+    # - PaymentsDlq: no redrive-allow policy (QR004); no depth alarm (QR010); no TLS (QR013).
+    assert _pairs(raw_app.plugin.findings) == {
+        ("QR001", "Orders"), ("QR009", "Orders"), ("QR013", "Orders"),
+        ("QR007", "SlowSqsEventSourceRawStackOrders"),
+        ("QR003", "Payments"), ("QR008", "Payments"), ("QR009", "Payments"),
+        ("QR013", "Payments"),
+        ("QR004", "PaymentsDlq"), ("QR010", "PaymentsDlq"), ("QR013", "PaymentsDlq"),
+    }
+
+
+def test_findings_name_the_synthesized_template(raw_app: Synth) -> None:
+    paths = {Path(f.template).name for f in raw_app.plugin.findings}
+    assert paths == {"RawStack.template.json"}
+
+
+@dataclass
+class _Context:
+    template_paths: list[str]
+
+
+def test_fails_synth_report_on_errors(raw_app: Synth) -> None:
+    template = str(raw_app.outdir / "RawStack.template.json")
+    report = QueueResilienceChecks().validate(_Context([template]))  # type: ignore[arg-type]
+    assert report.success is False
+    rules = {v.rule_name.split()[0] for v in report.violations}
+    assert {"QR001", "QR003", "QR007"} <= rules
+    violation = next(v for v in report.violations if v.rule_name.startswith("QR001"))
+    assert violation.severity == "error"
+    assert violation.violating_resources[0].template_path == template
+    assert violation.fix
+
+
+def test_report_only_on_warnings_by_default(tmp_path: Path) -> None:
+    from tests.audit.conftest import healthy, props, write
+
+    template = healthy("warn")
+    props(template, "Source")["VisibilityTimeout"] = 59  # QR007 only, a warning
+    path = write(tmp_path, "warn.template.json", template)
+    report = QueueResilienceChecks().validate(_Context([str(path)]))  # type: ignore[arg-type]
+    assert report.success is True
+    assert [v.rule_name.split()[0] for v in report.violations] == ["QR007"]
+    strict = QueueResilienceChecks(fail_on="warning").validate(_Context([str(path)]))  # type: ignore[arg-type]
+    assert strict.success is False
+
+
+def test_fails_unknown_fail_on() -> None:
+    with pytest.raises(ValueError, match="fail_on='sometimes'"):
+        QueueResilienceChecks(fail_on="sometimes")
+
+
+@pytest.mark.spark
+def test_spark_job_agrees_with_plugin(raw_app: Synth, spark: Any) -> None:
+    from constructs_lib.audit import job
+
+    result = job.run(spark, templates.discover([str(raw_app.outdir)]))
+    assert result.findings == raw_app.plugin.findings

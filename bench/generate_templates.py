@@ -19,7 +19,6 @@ Templates go to ``OUT/templates/``; ``OUT/ground-truth.json`` lists every expect
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import random

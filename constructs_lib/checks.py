@@ -44,9 +44,7 @@ class QueueResilienceChecks:
 
     def __init__(self, fail_on: str = "error") -> None:
         if fail_on not in ("error", "warning", "info", "never"):
-            raise ValueError(
-                f"fail_on={fail_on!r}: must be one of error, warning, info, never"
-            )
+            raise ValueError(f"fail_on={fail_on!r}: must be one of error, warning, info, never")
         self._fail_on = fail_on
         self.findings: list[Finding] = []
 

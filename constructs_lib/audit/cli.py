@@ -16,22 +16,29 @@ def build_parser() -> argparse.ArgumentParser:
         "templates and cdk.out cloud assemblies, following references across stacks.",
     )
     parser.add_argument(
-        "paths", nargs="+", metavar="PATH",
+        "paths",
+        nargs="+",
+        metavar="PATH",
         help="template files (JSON or YAML) and folders (cdk.out assemblies or trees of templates)",
     )
     parser.add_argument("--format", choices=report.FORMATS, default="table")
     parser.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
     parser.add_argument(
-        "--fail-on", choices=("error", "warning", "info", "never"), default="error",
+        "--fail-on",
+        choices=("error", "warning", "info", "never"),
+        default="error",
         help="exit 1 when a finding is at least this severe (default: error)",
     )
     parser.add_argument(
-        "--master", default="local[*]",
+        "--master",
+        default="local[*]",
         help="Spark master URL (default: local[*]); under spark-submit pass '' to keep its master",
     )
     parser.add_argument("--parquet", metavar="DIR", help="append findings to a Parquet dataset")
     parser.add_argument(
-        "--engine", choices=("spark", "local"), default="spark",
+        "--engine",
+        choices=("spark", "local"),
+        default="spark",
         help="spark (default) or local: the same rules in this process, for small inputs",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -48,9 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         result = engine.audit_files(files)
     else:
-        from constructs_lib.audit import job
-
         from pyspark.sql import SparkSession
+
+        from constructs_lib.audit import job
 
         # Inside a program that already runs Spark (a notebook, a test), reuse its session and
         # leave it running; otherwise this command owns the session and stops it.

@@ -79,9 +79,7 @@ def resolve(
     missing: list[EdgeRow] = []
     for edge in edges:
         if edge.key.startswith("export:"):
-            targets = [
-                export_target(edge.kind, e) for e in exports_by_name.get(edge.key[7:], [])
-            ]
+            targets = [export_target(edge.kind, e) for e in exports_by_name.get(edge.key[7:], [])]
         else:
             targets = [edge.key]
         to_uids = sorted({uid for target in targets for uid in uids_by_key.get(target, [])})
@@ -141,9 +139,7 @@ def audit_parsed(parsed: list[templates.ParsedTemplate]) -> AuditResult:
     findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
     files = [p.file for p in parsed]
     findings += [
-        rules.unparseable_finding(f.file, f.stack, f.error)
-        for f in files
-        if f.status != "ok"
+        rules.unparseable_finding(f.file, f.stack, f.error) for f in files if f.status != "ok"
     ]
     findings.sort(key=Finding.sort_key)
     evaluated_at = time.perf_counter()

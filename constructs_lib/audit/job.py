@@ -91,7 +91,7 @@ def _wide(tag: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
     return (tag, *text, *([""] * (len(_WIDE_TEXT) - len(text))), number)
 
 
-def _parse_partition(paths: Iterator[tuple[str, str]]) -> Iterator[tuple[Any, ...]]:
+def _parse_partition(paths: Iterable[tuple[str, str]]) -> Iterator[tuple[Any, ...]]:
     for path, stack in paths:
         parsed = templates.read_and_parse(path, stack)
         yield _wide("file", tuple(parsed.file))
@@ -130,9 +130,7 @@ def parse(
 # --- resolve (DataFrame joins) -----------------------------------------------------------------
 
 
-def resolve(
-    edges: DataFrame, keys: DataFrame, exports: DataFrame
-) -> tuple[DataFrame, DataFrame]:
+def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(resolved edges: from_uid, role, detail, to_uid; unresolved edges with the EdgeRow columns)."""
     edges = edges.withColumn("edge_id", F.monotonically_increasing_id())
     is_import = F.col("key").startswith("export:")
@@ -184,8 +182,10 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
     )
     parts = [
         queues.select(
-            F.col("uid").alias("queue_uid"), F.lit(model.MEMBER_QUEUE).alias("member"),
-            F.lit("").alias("detail"), F.col("uid"),
+            F.col("uid").alias("queue_uid"),
+            F.lit(model.MEMBER_QUEUE).alias("member"),
+            F.lit("").alias("detail"),
+            F.col("uid"),
         ),
         rows(edge(model.ROLE_DLQ), "from_uid", model.MEMBER_DLQ, None, "to_uid"),
         rows(edge(model.ROLE_DLQ), "to_uid", model.MEMBER_SOURCE, None, "from_uid"),
@@ -232,7 +232,9 @@ def _unresolved_finding(row: Any) -> tuple[str, ...]:
 
 
 def _unparseable_finding(row: Any) -> tuple[str, ...]:
-    return tuple(rules.unparseable_finding(row["file"], row["stack"], row["error"]).as_dict().values())
+    return tuple(
+        rules.unparseable_finding(row["file"], row["stack"], row["error"]).as_dict().values()
+    )
 
 
 def evaluate(

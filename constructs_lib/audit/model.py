@@ -256,9 +256,7 @@ def build_context(
         queue=queue,
         dead_letter_queues=tuple(dlqs[k] for k in sorted(dlqs)),
         sources=tuple(sources[k] for k in sorted(sources)),
-        consumers=tuple(
-            Consumer(mappings[k], functions.get(k)) for k in sorted(mappings)
-        ),
+        consumers=tuple(Consumer(mappings[k], functions.get(k)) for k in sorted(mappings)),
         alarms=tuple(alarms[k] for k in sorted(alarms)),
         policies=tuple(policies[k] for k in sorted(policies)),
         allowed_sources=frozenset(allowed),

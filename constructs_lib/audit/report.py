@@ -79,8 +79,11 @@ def render_sarif(result: AuditResult) -> str:
         }
         if finding.resource:
             location["logicalLocations"] = [
-                {"name": finding.resource, "fullyQualifiedName": f"{finding.stack}/{finding.resource}",
-                 "kind": "resource"}
+                {
+                    "name": finding.resource,
+                    "fullyQualifiedName": f"{finding.stack}/{finding.resource}",
+                    "kind": "resource",
+                }
             ]
         results.append(
             {
@@ -156,8 +159,10 @@ def render_table(result: AuditResult) -> str:
     ]
 
     def line(cells: tuple[str, ...]) -> str:
-        fixed = [c.ljust(w)[: max(w, 1)] if len(c) <= w else c[: w - 1] + "~" for c, w in
-                 zip(cells[:-1], widths, strict=True)]
+        fixed = [
+            c.ljust(w)[: max(w, 1)] if len(c) <= w else c[: w - 1] + "~"
+            for c, w in zip(cells[:-1], widths, strict=True)
+        ]
         return "  ".join([*fixed, cells[-1]]).rstrip()
 
     summary = summarize(result)
@@ -202,8 +207,11 @@ def render_html(result: AuditResult) -> str:
     by_rule = sorted(Counter(f.rule_id for f in findings).items())
     by_template = Counter(f.template for f in findings).most_common(25)
     rows = "\n".join(
-        "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in
-                         (f.severity, f.rule_id, f.template, f.stack, f.resource, f.message, f.fix))
+        "<tr>"
+        + "".join(
+            f"<td>{html.escape(v)}</td>"
+            for v in (f.severity, f.rule_id, f.template, f.stack, f.resource, f.message, f.fix)
+        )
         + "</tr>"
         for f in findings
     )
@@ -213,9 +221,9 @@ def render_html(result: AuditResult) -> str:
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px;text-align:left;vertical-align:top}}</style></head>
 <body><h1>Queue audit</h1>
-<p>{summary['files_read']} templates, {summary['queues']} queues: {severity['error']} errors,
-{severity['warning']} warnings, {severity['info']} info. {summary['files_clean']} clean,
-{summary['files_with_findings']} with findings, {summary['files_unparseable']} unparseable.</p>
+<p>{summary["files_read"]} templates, {summary["queues"]} queues: {severity["error"]} errors,
+{severity["warning"]} warnings, {severity["info"]} info. {summary["files_clean"]} clean,
+{summary["files_with_findings"]} with findings, {summary["files_unparseable"]} unparseable.</p>
 <figure>{_bar_chart("Findings by rule", by_rule)}</figure>
 <figure>{_bar_chart("Findings by template (top 25)", by_template)}</figure>
 <table><thead><tr><th>Severity</th><th>Rule</th><th>Template</th><th>Stack</th><th>Resource</th>
@@ -232,4 +240,3 @@ RENDERERS: dict[str, Callable[[AuditResult], str]] = {
     "html": render_html,
     "table": render_table,
 }
-

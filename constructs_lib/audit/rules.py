@@ -120,7 +120,9 @@ def _comparison_only(
 
 def _qr001(ctx: QueueContext) -> Iterator[Outcome]:
     if not ctx.is_dead_letter_queue and ctx.queue.prop("RedrivePolicy") is None:
-        yield Hit(ctx.queue, f"queue {_name(ctx.queue)} has no dead-letter queue (no RedrivePolicy)")
+        yield Hit(
+            ctx.queue, f"queue {_name(ctx.queue)} has no dead-letter queue (no RedrivePolicy)"
+        )
 
 
 def _qr002(ctx: QueueContext) -> Iterator[Outcome]:
@@ -241,7 +243,9 @@ def _qr008(ctx: QueueContext) -> Iterator[Outcome]:
     redrive = _mapping(ctx.queue, "RedrivePolicy")
     if redrive is None:
         return  # no DLQ at all is QR001
-    count = _int_value(ctx.queue, "RedrivePolicy.maxReceiveCount", redrive.get("maxReceiveCount"), None)
+    count = _int_value(
+        ctx.queue, "RedrivePolicy.maxReceiveCount", redrive.get("maxReceiveCount"), None
+    )
     with_consumer = policy.max_receive_count_problems(count, True)
     without = set(policy.max_receive_count_problems(count, False))
     if [p for p in with_consumer if p not in without]:
@@ -344,8 +348,9 @@ def _qr014(ctx: QueueContext) -> Iterator[Outcome]:
         window = _int(mapping, "MaximumBatchingWindowInSeconds", None)
         scaling = mapping.prop("ScalingConfig")
         concurrency = (
-            _int_value(mapping, "ScalingConfig.MaximumConcurrency",
-                       scaling.get("MaximumConcurrency"), None)
+            _int_value(
+                mapping, "ScalingConfig.MaximumConcurrency", scaling.get("MaximumConcurrency"), None
+            )
             if isinstance(scaling, dict)
             else None
         )
@@ -359,49 +364,121 @@ def _qr014(ctx: QueueContext) -> Iterator[Outcome]:
 
 
 CATALOG: tuple[Rule, ...] = (
-    Rule("QR001", "error", "Queue without a dead-letter queue",
-         "add a RedrivePolicy naming a dead-letter queue of the same type", _qr001),
-    Rule("QR002", "error", "Dead-letter queue type differs from its source",
-         "use a FIFO dead-letter queue for a FIFO source and a standard one for a standard source",
-         _qr002),
-    Rule("QR003", "error", "Dead-letter queue retention not longer than the source's",
-         f"set the DLQ's MessageRetentionPeriod above the source's (at most {limits.RETENTION_MAX} s)",
-         _qr003),
-    Rule("QR004", "warning", "Dead-letter queue open to any source",
-         "set RedriveAllowPolicy to byQueue with the source queue ARNs", _qr004),
-    Rule("QR005", "error", "Dead-letter queue redrive-allow policy excludes its source",
-         "list the source queue ARN in RedriveAllowPolicy.sourceQueueArns with byQueue", _qr005),
-    Rule("QR006", "error", "Visibility timeout below the consumer function timeout",
-         "raise the queue's VisibilityTimeout to at least the function timeout "
-         f"(recommended: {limits.VISIBILITY_TIMEOUT_FACTOR} x timeout + batching window)", _qr006),
-    Rule("QR007", "warning", "Visibility timeout below 6 x function timeout + batching window",
-         f"raise VisibilityTimeout to {limits.VISIBILITY_TIMEOUT_FACTOR} x function timeout + "
-         "batching window", _qr007),
-    Rule("QR008", "warning", "Lambda-consumed queue with maxReceiveCount below 5",
-         f"set RedrivePolicy.maxReceiveCount to at least {limits.LAMBDA_MIN_RECEIVE_COUNT}", _qr008),
-    Rule("QR009", "warning", "No in-flight alarm on the source queue",
-         f"alarm on {limits.METRIC_IN_FLIGHT} (statistic Maximum, missing data not breaching)",
-         _qr009),
-    Rule("QR010", "warning", "No depth alarm on the dead-letter queue",
-         f"alarm on the DLQ's {limits.METRIC_VISIBLE} >= 1 (statistic Maximum)", _qr010),
-    Rule("QR011", "warning", "Dead-letter queue alarm on NumberOfMessagesSent",
-         f"alarm on {limits.METRIC_VISIBLE} instead; {limits.METRIC_SENT} misses redriven messages",
-         _qr011),
-    Rule("QR012", "error", "Queue unencrypted",
-         "remove SqsManagedSseEnabled: false, or set KmsMasterKeyId", _qr012),
-    Rule("QR013", "warning", "Queue accepts requests without TLS",
-         "add an AWS::SQS::QueuePolicy statement denying sqs:* when aws:SecureTransport is false",
-         _qr013),
-    Rule("QR014", "error", "Invalid event source batching settings",
-         "fix BatchSize, MaximumBatchingWindowInSeconds and ScalingConfig to Lambda's limits",
-         _qr014),
+    Rule(
+        "QR001",
+        "error",
+        "Queue without a dead-letter queue",
+        "add a RedrivePolicy naming a dead-letter queue of the same type",
+        _qr001,
+    ),
+    Rule(
+        "QR002",
+        "error",
+        "Dead-letter queue type differs from its source",
+        "use a FIFO dead-letter queue for a FIFO source and a standard one for a standard source",
+        _qr002,
+    ),
+    Rule(
+        "QR003",
+        "error",
+        "Dead-letter queue retention not longer than the source's",
+        f"set the DLQ's MessageRetentionPeriod above the source's (at most {limits.RETENTION_MAX} s)",
+        _qr003,
+    ),
+    Rule(
+        "QR004",
+        "warning",
+        "Dead-letter queue open to any source",
+        "set RedriveAllowPolicy to byQueue with the source queue ARNs",
+        _qr004,
+    ),
+    Rule(
+        "QR005",
+        "error",
+        "Dead-letter queue redrive-allow policy excludes its source",
+        "list the source queue ARN in RedriveAllowPolicy.sourceQueueArns with byQueue",
+        _qr005,
+    ),
+    Rule(
+        "QR006",
+        "error",
+        "Visibility timeout below the consumer function timeout",
+        "raise the queue's VisibilityTimeout to at least the function timeout "
+        f"(recommended: {limits.VISIBILITY_TIMEOUT_FACTOR} x timeout + batching window)",
+        _qr006,
+    ),
+    Rule(
+        "QR007",
+        "warning",
+        "Visibility timeout below 6 x function timeout + batching window",
+        f"raise VisibilityTimeout to {limits.VISIBILITY_TIMEOUT_FACTOR} x function timeout + "
+        "batching window",
+        _qr007,
+    ),
+    Rule(
+        "QR008",
+        "warning",
+        "Lambda-consumed queue with maxReceiveCount below 5",
+        f"set RedrivePolicy.maxReceiveCount to at least {limits.LAMBDA_MIN_RECEIVE_COUNT}",
+        _qr008,
+    ),
+    Rule(
+        "QR009",
+        "warning",
+        "No in-flight alarm on the source queue",
+        f"alarm on {limits.METRIC_IN_FLIGHT} (statistic Maximum, missing data not breaching)",
+        _qr009,
+    ),
+    Rule(
+        "QR010",
+        "warning",
+        "No depth alarm on the dead-letter queue",
+        f"alarm on the DLQ's {limits.METRIC_VISIBLE} >= 1 (statistic Maximum)",
+        _qr010,
+    ),
+    Rule(
+        "QR011",
+        "warning",
+        "Dead-letter queue alarm on NumberOfMessagesSent",
+        f"alarm on {limits.METRIC_VISIBLE} instead; {limits.METRIC_SENT} misses redriven messages",
+        _qr011,
+    ),
+    Rule(
+        "QR012",
+        "error",
+        "Queue unencrypted",
+        "remove SqsManagedSseEnabled: false, or set KmsMasterKeyId",
+        _qr012,
+    ),
+    Rule(
+        "QR013",
+        "warning",
+        "Queue accepts requests without TLS",
+        "add an AWS::SQS::QueuePolicy statement denying sqs:* when aws:SecureTransport is false",
+        _qr013,
+    ),
+    Rule(
+        "QR014",
+        "error",
+        "Invalid event source batching settings",
+        "fix BatchSize, MaximumBatchingWindowInSeconds and ScalingConfig to Lambda's limits",
+        _qr014,
+    ),
 )
 
 META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
-    (UNRESOLVED_RULE, "info", "Reference the audit could not resolve",
-     "include the template that defines it in the audit, or replace the parameter by a value"),
-    (UNPARSEABLE_RULE, "error", "Template that could not be read or parsed",
-     "fix the file, or leave it out of the audit paths"),
+    (
+        UNRESOLVED_RULE,
+        "info",
+        "Reference the audit could not resolve",
+        "include the template that defines it in the audit, or replace the parameter by a value",
+    ),
+    (
+        UNPARSEABLE_RULE,
+        "error",
+        "Template that could not be read or parsed",
+        "fix the file, or leave it out of the audit paths",
+    ),
 )
 
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in CATALOG}
@@ -414,14 +491,23 @@ def describe_rules() -> list[tuple[str, Severity, str, str]]:
 
 def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Finding:
     _, severity, _, fix = next(m for m in META_RULES if m[0] == UNRESOLVED_RULE)
-    return Finding(UNRESOLVED_RULE, severity, resource.file, resource.stack, resource.logical_id,
-                   queue, message, fix)
+    return Finding(
+        UNRESOLVED_RULE,
+        severity,
+        resource.file,
+        resource.stack,
+        resource.logical_id,
+        queue,
+        message,
+        fix,
+    )
 
 
 def unparseable_finding(file: str, stack: str, error: str) -> Finding:
     _, severity, _, fix = next(m for m in META_RULES if m[0] == UNPARSEABLE_RULE)
-    return Finding(UNPARSEABLE_RULE, severity, file, stack, "", "",
-                   f"could not read {file}: {error}", fix)
+    return Finding(
+        UNPARSEABLE_RULE, severity, file, stack, "", "", f"could not read {file}: {error}", fix
+    )
 
 
 def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Finding]:
@@ -437,12 +523,23 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
             outcomes = [Unknown(ctx.queue, f"unexpected property shape ({type(error).__name__})")]
         for outcome in outcomes:
             if isinstance(outcome, Hit):
-                finding = Finding(rule.id, rule.severity, outcome.resource.file,
-                                  outcome.resource.stack, outcome.resource.logical_id, queue,
-                                  outcome.message, rule.fix)
+                finding = Finding(
+                    rule.id,
+                    rule.severity,
+                    outcome.resource.file,
+                    outcome.resource.stack,
+                    outcome.resource.logical_id,
+                    queue,
+                    outcome.message,
+                    rule.fix,
+                )
             else:
                 finding = unresolved_finding(
-                    outcome.resource, f"{rule.id} not judged for queue {_name(ctx.queue)}: "
-                    f"{outcome.what}", queue)
-            findings[(finding.rule_id, finding.template, finding.resource, finding.message)] = finding
+                    outcome.resource,
+                    f"{rule.id} not judged for queue {_name(ctx.queue)}: {outcome.what}",
+                    queue,
+                )
+            findings[(finding.rule_id, finding.template, finding.resource, finding.message)] = (
+                finding
+            )
     return sorted(findings.values(), key=Finding.sort_key)

@@ -149,7 +149,7 @@ def _load_yaml(text: str) -> Any:
 
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class Loader(loader_base):  # type: ignore[misc, valid-type]
+    class Loader(loader_base):  # type: ignore[misc]
         """Safe YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub, ...)."""
 
     def short_form(loader: Any, suffix: str, node: Any) -> dict[str, Any]:
@@ -174,7 +174,7 @@ def _load_yaml(text: str) -> Any:
     Loader.add_multi_constructor("!", short_form)
     Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp_as_text)
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=Loader)  # a SafeLoader subclass: no arbitrary objects
     except yaml.YAMLError as error:
         raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
 
@@ -396,7 +396,9 @@ class ParsedTemplate:
 _KIND_TYPES = {"queue": model.QUEUE, "function": model.FUNCTION}
 
 
-def parse_template(file: str, stack: str, data: bytes | None, read_error: str = "") -> ParsedTemplate:
+def parse_template(
+    file: str, stack: str, data: bytes | None, read_error: str = ""
+) -> ParsedTemplate:
     """Parse one file into rows. Never raises: a bad file becomes an "unparseable" file row."""
     if data is None:
         return ParsedTemplate(FileRow(file, stack, "unparseable", read_error or "unreadable", 0))
@@ -451,10 +453,25 @@ def _parse(file: str, stack: str, document: dict[str, Any]) -> ParsedTemplate:
             if isinstance(name, str) and UNKNOWN_PIECE not in name:
                 parsed.keys.append(KeyRow(resource_uid, model.function_key(name)))
         elif kind == model.EVENT_SOURCE_MAPPING:
-            _edge(template, parsed, resource_uid, model.ROLE_EVENT_SOURCE, "", "queue",
-                  properties.get("EventSourceArn"), only_sqs=True)
-            _edge(template, parsed, resource_uid, model.ROLE_FUNCTION, "", "function",
-                  properties.get("FunctionName"))
+            _edge(
+                template,
+                parsed,
+                resource_uid,
+                model.ROLE_EVENT_SOURCE,
+                "",
+                "queue",
+                properties.get("EventSourceArn"),
+                only_sqs=True,
+            )
+            _edge(
+                template,
+                parsed,
+                resource_uid,
+                model.ROLE_FUNCTION,
+                "",
+                "function",
+                properties.get("FunctionName"),
+            )
         elif kind == model.ALARM:
             for metric, queue in _alarm_metrics(properties):
                 _edge(template, parsed, resource_uid, model.ROLE_ALARM, metric, "queue", queue)
@@ -464,7 +481,11 @@ def _parse(file: str, stack: str, document: dict[str, Any]) -> ParsedTemplate:
                 _edge(template, parsed, resource_uid, model.ROLE_POLICY, "", "queue", queue)
         parsed.resources.append(
             ResourceRow(
-                resource_uid, file, stack, str(logical_id), kind,
+                resource_uid,
+                file,
+                stack,
+                str(logical_id),
+                kind,
                 json.dumps(properties, sort_keys=True, default=str),
             )
         )
@@ -499,8 +520,15 @@ def _queue_rows(
             properties[prop] = _json_property(properties[prop], template)
     redrive = properties.get("RedrivePolicy")
     if isinstance(redrive, dict) and "deadLetterTargetArn" in redrive:
-        _edge(template, parsed, resource_uid, model.ROLE_DLQ, "", "queue",
-              redrive["deadLetterTargetArn"])
+        _edge(
+            template,
+            parsed,
+            resource_uid,
+            model.ROLE_DLQ,
+            "",
+            "queue",
+            redrive["deadLetterTargetArn"],
+        )
     allow = properties.get("RedriveAllowPolicy")
     if isinstance(allow, dict) and isinstance(allow.get("sourceQueueArns"), list):
         for source in allow["sourceQueueArns"]:

@@ -67,37 +67,67 @@ def healthy(name: str, fifo: bool = False) -> Template:
     (no GetAtt, so no circular dependency).
     """
     suffix = ".fifo" if fifo else ""
-    source = {"QueueName": f"{name}{suffix}", "VisibilityTimeout": 60,
-              "MessageRetentionPeriod": 345600,
-              "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["Dlq", "Arn"]},
-                                "maxReceiveCount": 5}}
-    dlq = {"QueueName": f"{name}-dlq{suffix}", "MessageRetentionPeriod": 1209600,
-           "RedriveAllowPolicy": {
-               "redrivePermission": "byQueue",
-               "sourceQueueArns": [
-                   {"Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:"
-                               f"{name}{suffix}"}
-               ]}}
+    source = {
+        "QueueName": f"{name}{suffix}",
+        "VisibilityTimeout": 60,
+        "MessageRetentionPeriod": 345600,
+        "RedrivePolicy": {
+            "deadLetterTargetArn": {"Fn::GetAtt": ["Dlq", "Arn"]},
+            "maxReceiveCount": 5,
+        },
+    }
+    dlq = {
+        "QueueName": f"{name}-dlq{suffix}",
+        "MessageRetentionPeriod": 1209600,
+        "RedriveAllowPolicy": {
+            "redrivePermission": "byQueue",
+            "sourceQueueArns": [
+                {
+                    "Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:"
+                    f"{name}{suffix}"
+                }
+            ],
+        },
+    }
     if fifo:
         source["FifoQueue"] = True
         dlq["FifoQueue"] = True
     deny_plain_http = {
-        "Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "sqs:*",
-        "Resource": "*", "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        "Effect": "Deny",
+        "Principal": {"AWS": "*"},
+        "Action": "sqs:*",
+        "Resource": "*",
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
     }
     return {
         "Resources": {
             "Source": {"Type": "AWS::SQS::Queue", "Properties": source},
             "Dlq": {"Type": "AWS::SQS::Queue", "Properties": dlq},
-            "Policy": {"Type": "AWS::SQS::QueuePolicy", "Properties": {
-                "Queues": [{"Ref": "Source"}, {"Ref": "Dlq"}],
-                "PolicyDocument": {"Version": "2012-10-17", "Statement": [deny_plain_http]}}},
-            "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
-                "Runtime": "python3.12", "Handler": "index.handler", "Timeout": 10,
-                "Role": "arn:aws:iam::123456789012:role/r", "Code": {"ZipFile": "x"}}},
-            "Esm": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {
-                "EventSourceArn": {"Fn::GetAtt": ["Source", "Arn"]},
-                "FunctionName": {"Ref": "Fn"}, "BatchSize": 10}},
+            "Policy": {
+                "Type": "AWS::SQS::QueuePolicy",
+                "Properties": {
+                    "Queues": [{"Ref": "Source"}, {"Ref": "Dlq"}],
+                    "PolicyDocument": {"Version": "2012-10-17", "Statement": [deny_plain_http]},
+                },
+            },
+            "Fn": {
+                "Type": "AWS::Lambda::Function",
+                "Properties": {
+                    "Runtime": "python3.12",
+                    "Handler": "index.handler",
+                    "Timeout": 10,
+                    "Role": "arn:aws:iam::123456789012:role/r",
+                    "Code": {"ZipFile": "x"},
+                },
+            },
+            "Esm": {
+                "Type": "AWS::Lambda::EventSourceMapping",
+                "Properties": {
+                    "EventSourceArn": {"Fn::GetAtt": ["Source", "Arn"]},
+                    "FunctionName": {"Ref": "Fn"},
+                    "BatchSize": 10,
+                },
+            },
             "InFlight": _alarm("ApproximateNumberOfMessagesNotVisible", "Source"),
             "DlqDepth": _alarm("ApproximateNumberOfMessagesVisible", "Dlq"),
         }

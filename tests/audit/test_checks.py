@@ -38,15 +38,23 @@ def raw_app(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     code = lambda_.Code.from_inline("def handler(event, context):\n    return None\n")
     # Pipeline 1: a queue without a DLQ, consumed by a 30 s function; visibility left at 30 s.
     orders = sqs.Queue(stack, "Orders")
-    slow = lambda_.Function(stack, "Slow", runtime=lambda_.Runtime.PYTHON_3_12,
-                            handler="index.handler", code=code, timeout=Duration.seconds(30))
+    slow = lambda_.Function(
+        stack,
+        "Slow",
+        runtime=lambda_.Runtime.PYTHON_3_12,
+        handler="index.handler",
+        code=code,
+        timeout=Duration.seconds(30),
+    )
     slow.add_event_source(sources.SqsEventSource(orders))
     # Pipeline 2: a DLQ with defaults everywhere and maxReceiveCount 3.
     dlq = sqs.Queue(stack, "PaymentsDlq")
-    payments = sqs.Queue(stack, "Payments",
-                         dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=3, queue=dlq))
-    fast = lambda_.Function(stack, "Fast", runtime=lambda_.Runtime.PYTHON_3_12,
-                            handler="index.handler", code=code)
+    payments = sqs.Queue(
+        stack, "Payments", dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=3, queue=dlq)
+    )
+    fast = lambda_.Function(
+        stack, "Fast", runtime=lambda_.Runtime.PYTHON_3_12, handler="index.handler", code=code
+    )
     fast.add_event_source(sources.SqsEventSource(payments))
     plugin = QueueResilienceChecks(fail_on="never")
     Validations.of(app).add_plugins(plugin)
@@ -67,11 +75,17 @@ def test_raw_l2_gets_the_findings_it_deserves(raw_app: Synth) -> None:
     #   timeout, so no QR007; no in-flight alarm (QR009); no TLS policy (QR013).
     # - PaymentsDlq: no redrive-allow policy (QR004); no depth alarm (QR010); no TLS (QR013).
     assert _pairs(raw_app.plugin.findings) == {
-        ("QR001", "Orders"), ("QR009", "Orders"), ("QR013", "Orders"),
+        ("QR001", "Orders"),
+        ("QR009", "Orders"),
+        ("QR013", "Orders"),
         ("QR007", "SlowSqsEventSourceRawStackOrders"),
-        ("QR003", "Payments"), ("QR008", "Payments"), ("QR009", "Payments"),
+        ("QR003", "Payments"),
+        ("QR008", "Payments"),
+        ("QR009", "Payments"),
         ("QR013", "Payments"),
-        ("QR004", "PaymentsDlq"), ("QR010", "PaymentsDlq"), ("QR013", "PaymentsDlq"),
+        ("QR004", "PaymentsDlq"),
+        ("QR010", "PaymentsDlq"),
+        ("QR013", "PaymentsDlq"),
     }
 
 

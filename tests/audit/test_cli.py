@@ -62,21 +62,32 @@ def test_fails_no_path_exits_2() -> None:
 def test_module_entry_point_usage_error() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "constructs_lib.audit", "--fail-on", "sometimes", "x"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert completed.returncode == 2
     assert "--fail-on" in completed.stderr
 
 
 @pytest.mark.spark
-def test_spark_engine_markdown_and_parquet(
-    spark: Any, folder: Path, tmp_path: Path
-) -> None:
+def test_spark_engine_markdown_and_parquet(spark: Any, folder: Path, tmp_path: Path) -> None:
     broken = write(folder, "broken.yaml", b"Resources: [")
     out = tmp_path / "report.md"
     history = tmp_path / "history"
-    code = cli.main([str(folder), "--format", "markdown", "--output", str(out),
-                     "--parquet", str(history), "--quiet"])
+    code = cli.main(
+        [
+            str(folder),
+            "--format",
+            "markdown",
+            "--output",
+            str(out),
+            "--parquet",
+            str(history),
+            "--quiet",
+        ]
+    )
     assert code == 1  # QR901 is an error
     text = out.read_text()
     assert "QR901" in text and str(broken) in text

@@ -71,9 +71,7 @@ def test_corpus_covers_every_rule(corpus: tuple[Path, set[Triple]]) -> None:
 
 
 @pytest.mark.spark
-def test_spark_recall_and_precision_per_rule(
-    spark: Any, corpus: tuple[Path, set[Triple]]
-) -> None:
+def test_spark_recall_and_precision_per_rule(spark: Any, corpus: tuple[Path, set[Triple]]) -> None:
     from constructs_lib.audit import job
 
     root, expected = corpus

@@ -28,14 +28,16 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     exporter = healthy("exported")
     props(exporter, "Dlq")["MessageRetentionPeriod"] = 345600  # QR003 lands on the importer
     exporter["Resources"]["Source"]["Properties"].pop("RedrivePolicy")
-    exporter["Outputs"] = {"Arn": {"Value": {"Fn::GetAtt": ["Dlq", "Arn"]},
-                                   "Export": {"Name": "exported-dlq"}}}
+    exporter["Outputs"] = {
+        "Arn": {"Value": {"Fn::GetAtt": ["Dlq", "Arn"]}, "Export": {"Name": "exported-dlq"}}
+    }
     write(folder, "exporter.template.json", exporter)
     importer = healthy("exported")  # same source name: the DLQ's allow-list names it
     importer["Resources"].pop("Dlq")
     importer["Resources"].pop("DlqDepth")
     props(importer, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {
-        "Fn::ImportValue": "exported-dlq"}
+        "Fn::ImportValue": "exported-dlq"
+    }
     props(importer, "Policy")["Queues"] = [{"Ref": "Source"}]
     write(folder, "importer.template.json", importer)
     write(folder, "broken.json", b"{not json")
@@ -90,8 +92,9 @@ def test_spark_counts_reconcile(spark_result: engine.AuditResult, corpus: Path) 
     assert summary["files_unparseable"] == 2
     assert summary["files_with_findings"] == len(with_findings)
     assert summary["files_clean"] == len(all_files - with_findings - unparseable)
-    assert summary["files_read"] == (summary["files_clean"] + summary["files_with_findings"]
-                                     + summary["files_unparseable"])
+    assert summary["files_read"] == (
+        summary["files_clean"] + summary["files_with_findings"] + summary["files_unparseable"]
+    )
 
 
 def test_parquet_history(spark: Any, corpus: Path, tmp_path: Path) -> None:

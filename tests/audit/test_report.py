@@ -50,9 +50,16 @@ SARIF_SUBSET = {
                                                 },
                                                 "defaultConfiguration": {
                                                     "type": "object",
-                                                    "properties": {"level": {
-                                                        "enum": ["none", "note", "warning",
-                                                                 "error"]}},
+                                                    "properties": {
+                                                        "level": {
+                                                            "enum": [
+                                                                "none",
+                                                                "note",
+                                                                "warning",
+                                                                "error",
+                                                            ]
+                                                        }
+                                                    },
                                                 },
                                             },
                                         },
@@ -77,16 +84,24 @@ SARIF_SUBSET = {
                                     "items": {
                                         "type": "object",
                                         "required": ["physicalLocation"],
-                                        "properties": {"physicalLocation": {
-                                            "type": "object",
-                                            "required": ["artifactLocation"],
-                                            "properties": {"artifactLocation": {
+                                        "properties": {
+                                            "physicalLocation": {
                                                 "type": "object",
-                                                "required": ["uri"],
-                                                "properties": {"uri": {"type": "string",
-                                                                       "minLength": 1}},
-                                            }},
-                                        }},
+                                                "required": ["artifactLocation"],
+                                                "properties": {
+                                                    "artifactLocation": {
+                                                        "type": "object",
+                                                        "required": ["uri"],
+                                                        "properties": {
+                                                            "uri": {
+                                                                "type": "string",
+                                                                "minLength": 1,
+                                                            }
+                                                        },
+                                                    }
+                                                },
+                                            }
+                                        },
                                     },
                                 },
                             },
@@ -131,10 +146,22 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
         ("b.template.json", "Source", "QR009"),
     ]
     assert set(document["findings"][0]) == {
-        "rule_id", "severity", "template", "stack", "resource", "queue", "message", "fix"}
+        "rule_id",
+        "severity",
+        "template",
+        "stack",
+        "resource",
+        "queue",
+        "message",
+        "fix",
+    }
     summary = document["summary"]
-    assert (summary["files_read"], summary["files_clean"], summary["files_with_findings"],
-            summary["files_unparseable"]) == (4, 1, 2, 1)
+    assert (
+        summary["files_read"],
+        summary["files_clean"],
+        summary["files_with_findings"],
+        summary["files_unparseable"],
+    ) == (4, 1, 2, 1)
     assert summary["by_severity"] == {"error": 2, "warning": 1, "info": 1}
     # the same input in another order renders identically
     result.findings.reverse()
@@ -151,8 +178,11 @@ def test_sarif_structure(result: AuditResult) -> None:
         assert rule_ids[item["ruleIndex"]] == item["ruleId"]
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {"QR001": "error", "QR009": "warning", "QR900": "note", "QR901": "error"}
-    uris = {r["physicalLocation"]["artifactLocation"]["uri"]
-            for item in run["results"] for r in item["locations"]}
+    uris = {
+        r["physicalLocation"]["artifactLocation"]["uri"]
+        for item in run["results"]
+        for r in item["locations"]
+    }
     assert uris == {"a/broken.json", "a/ok.template.json", "b.template.json"}
 
 

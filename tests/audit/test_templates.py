@@ -85,10 +85,14 @@ def test_yaml_short_forms_resolve(tmp_path: Path) -> None:
 
 def test_yaml_import_value_short_form(tmp_path: Path) -> None:
     exporter = healthy("shared")
-    exporter["Outputs"] = {"DlqArn": {"Value": {"Fn::GetAtt": ["Dlq", "Arn"]},
-                                      "Export": {"Name": "shared-dlq-arn"}}}
+    exporter["Outputs"] = {
+        "DlqArn": {"Value": {"Fn::GetAtt": ["Dlq", "Arn"]}, "Export": {"Name": "shared-dlq-arn"}}
+    }
     write(tmp_path, "exporter.template.json", exporter)
-    write(tmp_path, "importer.yaml", """\
+    write(
+        tmp_path,
+        "importer.yaml",
+        """\
 Resources:
   Other:
     Type: AWS::SQS::Queue
@@ -96,7 +100,8 @@ Resources:
       RedrivePolicy:
         deadLetterTargetArn: !ImportValue shared-dlq-arn
         maxReceiveCount: 5
-""")
+""",
+    )
     result = engine.audit_paths([str(tmp_path)])
     # The importer's queue becomes a second source of the shared DLQ, which allows only
     # "shared" by name: QR005 on the DLQ. Without the import resolving, there would be no QR005.
@@ -107,9 +112,15 @@ Resources:
 def _split_stacks(tmp_path: Path, dlq_retention: int) -> None:
     """The DLQ lives in one stack and is exported; the source in another imports it."""
     base = healthy("cross")
-    dlq_stack = {"Resources": {"Dlq": base["Resources"]["Dlq"]},
-                 "Outputs": {"DlqArn": {"Value": {"Fn::GetAtt": ["Dlq", "Arn"]},
-                                        "Export": {"Name": "DlqStack:DlqArn"}}}}
+    dlq_stack = {
+        "Resources": {"Dlq": base["Resources"]["Dlq"]},
+        "Outputs": {
+            "DlqArn": {
+                "Value": {"Fn::GetAtt": ["Dlq", "Arn"]},
+                "Export": {"Name": "DlqStack:DlqArn"},
+            }
+        },
+    }
     props(dlq_stack, "Dlq")["MessageRetentionPeriod"] = dlq_retention
     dlq_stack["Resources"]["DlqDepth"] = base["Resources"]["DlqDepth"]
     dlq_stack["Resources"]["Policy"] = json.loads(json.dumps(base["Resources"]["Policy"]))
@@ -154,13 +165,30 @@ def test_missing_export_is_reported_not_skipped(tmp_path: Path) -> None:
 
 def test_queue_referenced_by_literal_arn(tmp_path: Path) -> None:
     # GIVEN a source that names a FIFO DLQ in another template by a literal ARN
-    fifo_dlq = {"Resources": {"Dlq": {"Type": "AWS::SQS::Queue", "Properties": {
-        "QueueName": "literal-dlq.fifo", "FifoQueue": True}}}}
-    source = {"Resources": {"Source": {"Type": "AWS::SQS::Queue", "Properties": {
-        "QueueName": "literal",
-        "RedrivePolicy": json.dumps({  # CloudFormation also takes the policy as a JSON string
-            "deadLetterTargetArn": "arn:aws:sqs:eu-west-1:123456789012:literal-dlq.fifo",
-            "maxReceiveCount": 5})}}}}
+    fifo_dlq = {
+        "Resources": {
+            "Dlq": {
+                "Type": "AWS::SQS::Queue",
+                "Properties": {"QueueName": "literal-dlq.fifo", "FifoQueue": True},
+            }
+        }
+    }
+    source = {
+        "Resources": {
+            "Source": {
+                "Type": "AWS::SQS::Queue",
+                "Properties": {
+                    "QueueName": "literal",
+                    "RedrivePolicy": json.dumps(
+                        {  # CloudFormation also takes the policy as a JSON string
+                            "deadLetterTargetArn": "arn:aws:sqs:eu-west-1:123456789012:literal-dlq.fifo",
+                            "maxReceiveCount": 5,
+                        }
+                    ),
+                },
+            }
+        }
+    }
     write(tmp_path, "dlq.template.json", fifo_dlq)
     write(tmp_path, "source.template.json", source)
     result = engine.audit_paths([str(tmp_path)])
@@ -215,21 +243,40 @@ def test_counts_reconcile(tmp_path: Path) -> None:
     write(tmp_path, "sub/also-broken.yaml", b"a: [")
     result = engine.audit_paths([str(tmp_path)])
     summary = summarize(result)
-    assert (summary["files_read"], summary["files_clean"], summary["files_with_findings"],
-            summary["files_unparseable"]) == (4, 1, 1, 2)
-    assert summary["files_read"] == (summary["files_clean"] + summary["files_with_findings"]
-                                     + summary["files_unparseable"])
+    assert (
+        summary["files_read"],
+        summary["files_clean"],
+        summary["files_with_findings"],
+        summary["files_unparseable"],
+    ) == (4, 1, 1, 2)
+    assert summary["files_read"] == (
+        summary["files_clean"] + summary["files_with_findings"] + summary["files_unparseable"]
+    )
     assert summary["reconciled"] is True
 
 
 def test_cloud_assembly_uses_manifest_stack_names(tmp_path: Path) -> None:
     write(tmp_path, "A1B2.template.json", healthy("assembly"))
     write(tmp_path, "tree.json", b'{"tree": {}}')
-    write(tmp_path, "manifest.json", json.dumps({"version": "55.0.0", "artifacts": {
-        "A1B2": {"type": "aws:cloudformation:stack",
-                 "properties": {"templateFile": "A1B2.template.json", "stackName": "orders-prod"}},
-        "Tree": {"type": "cdk:tree", "properties": {"file": "tree.json"}},
-    }}))
+    write(
+        tmp_path,
+        "manifest.json",
+        json.dumps(
+            {
+                "version": "55.0.0",
+                "artifacts": {
+                    "A1B2": {
+                        "type": "aws:cloudformation:stack",
+                        "properties": {
+                            "templateFile": "A1B2.template.json",
+                            "stackName": "orders-prod",
+                        },
+                    },
+                    "Tree": {"type": "cdk:tree", "properties": {"file": "tree.json"}},
+                },
+            }
+        ),
+    )
     assert templates.discover([str(tmp_path)]) == [
         (str(tmp_path / "A1B2.template.json"), "orders-prod")
     ]
@@ -254,6 +301,7 @@ def test_templates_import_without_yaml_or_spark() -> None:
         "constructs_lib.audit.model, constructs_lib.audit.engine\n"
         "print('ok')"
     )
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                               check=False, timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
     assert completed.stdout.strip() == "ok", completed.stderr

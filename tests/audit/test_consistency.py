@@ -1,0 +1,54 @@
+"""What the constructs build, the audit passes: the example app has no error or warning findings.
+
+The example app (app.py) is synthesized once, in-process, with the in-app plugin added next to
+its cdk-nag packs; its cloud assembly is then audited by the single-process engine.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from constructs_lib.audit import engine
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Synthesized:
+    outdir: Path
+    plugin_findings: list[object]
+
+
+@pytest.fixture(scope="module")
+def example_app(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    aws_cdk = pytest.importorskip("aws_cdk")
+    from constructs_lib.checks import QueueResilienceChecks
+
+    sys.path.insert(0, str(REPO_ROOT))
+    try:
+        import app as example_module
+    finally:
+        sys.path.remove(str(REPO_ROOT))
+    outdir = tmp_path_factory.mktemp("example-app")
+    cdk_app = example_module.build_app(aws_cdk.App(outdir=str(outdir)))
+    plugin = QueueResilienceChecks(fail_on="never")
+    aws_cdk.Validations.of(cdk_app).add_plugins(plugin)
+    cdk_app.synth()
+    return Synthesized(outdir, list(plugin.findings))
+
+
+def test_example_app_has_no_error_or_warning_findings(example_app: Synthesized) -> None:
+    result = engine.audit_paths([str(example_app.outdir)])
+    # the audit saw the pipelines: two source queues and their two DLQs
+    assert result.queues == 4
+    assert [f.rule_id for f in result.findings if f.severity in ("error", "warning")] == []
+    assert all(f.status == "ok" for f in result.files)
+
+
+def test_in_app_plugin_agrees(example_app: Synthesized) -> None:
+    result = engine.audit_paths([str(example_app.outdir)])
+    assert example_app.plugin_findings == result.findings

@@ -34,7 +34,7 @@ audit: $(STAMP)
 	queue-audit cdk.out --format table
 
 ## Every gate CI runs: lint, types, all tests.
-test: $(STAMP) lint typecheck pytest
+test: $(STAMP) lint typecheck docs pytest
 
 lint: $(STAMP)
 	ruff check .
@@ -42,6 +42,9 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	mypy
+
+docs: $(STAMP)
+	mkdocs build --strict --site-dir site --quiet
 
 pytest: $(STAMP)
 	pytest

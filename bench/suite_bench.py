@@ -16,6 +16,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,6 +36,7 @@ DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S+)")
 @dataclass
 class GroupRun:
     wall_s: float
+    cpu_s: float
     counts: dict[str, int]
     slowest: list[tuple[float, str]] = field(default_factory=list)
 
@@ -61,6 +63,7 @@ def run_group(paths: Sequence[str]) -> GroupRun:
         [str(Path(sys.executable).parent), str(REPO_ROOT / "node_modules" / ".bin"), env["PATH"]]
     )
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=5"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(
         [*command, *paths],
@@ -71,6 +74,8 @@ def run_group(paths: Sequence[str]) -> GroupRun:
         check=False,
     )
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     lines = completed.stdout.splitlines()
     counts: dict[str, int] = {}
     if lines:
@@ -81,7 +86,7 @@ def run_group(paths: Sequence[str]) -> GroupRun:
         for m in map(DURATION.match, lines)
         if m is not None
     ]
-    return GroupRun(wall, counts, slowest)
+    return GroupRun(wall, cpu, counts, slowest)
 
 
 def _machine() -> str:
@@ -117,17 +122,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     total = 0.0
     for group, runs in results.items():
         if not runs:
-            print(f"| {group} | absent | | | |")
+            print(f"| {group} | absent | | | | |")
             continue
         walls = [r.wall_s for r in runs]
         total += statistics.median(walls)
         slowest = "; ".join(f"{name} {s:.1f}s" for s, name in runs[-1].slowest[:3])
         print(
             f"| {group} | {_outcome(runs[-1].counts)} | {statistics.median(walls):.1f} | "
-            f"{min(walls):.1f}-{max(walls):.1f} | {slowest} |",
+            f"{min(walls):.1f}-{max(walls):.1f} | "
+            f"{statistics.median([r.cpu_s for r in runs]):.1f} | {slowest} |",
             flush=True,
         )
-    print(f"| all groups | | {total:.1f} | | sum of the medians |")
+    print(f"| all groups | | {total:.1f} | | | sum of the medians |")
+    print()
+    print(
+        "CPU is user + system time of the pytest process and every child it waited for "
+        "(jsii's node, the CDK CLI, the emulator, Spark's JVM when it is reaped)."
+    )
 
 
 if __name__ == "__main__":

@@ -151,7 +151,9 @@ def build_solutions(stack: Any, index: int) -> None:
     from aws_cdk import Duration
     from aws_cdk import aws_lambda_event_sources as event_sources
     from aws_cdk import aws_sqs as sqs
-    from aws_solutions_constructs.aws_sqs_lambda import SqsToLambda
+    from aws_solutions_constructs.aws_sqs_lambda import (  # type: ignore[import-not-found]
+        SqsToLambda,
+    )
 
     pair = SqsToLambda(
         stack,
@@ -222,6 +224,7 @@ class Sample:
     variant: str
     pairs: int
     wall_s: float
+    cpu_s: float
     maxrss_mib: float
     tree_peak_mib: float
     resources: int
@@ -310,6 +313,7 @@ def synth_once(variant: str, pairs: int, profile: bool = False) -> tuple[Sample,
         variant,
         pairs,
         wall,
+        usage.ru_utime + usage.ru_stime,
         usage.ru_maxrss / 1024,
         peak_kib / 1024,
         len(template["Resources"]),
@@ -330,37 +334,46 @@ def benchmark(pairs_list: Sequence[int], variants: Sequence[str], runs: int) -> 
             "(its own pin), the others on this repository's aws-cdk-lib."
         )
     print()
-    header = (
-        "| K | variant | resources | wall s (median) | min-max s | ru_maxrss MiB | "
-        "tree peak RSS MiB | time vs L2 (median of per-round ratios) |"
+    print(
+        "| K | variant | resources | wall s (median) | wall min-max s | wall vs L2 | "
+        "CPU s (median) | CPU vs L2 | ru_maxrss MiB | tree peak RSS MiB |"
     )
-    print(header)
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for pairs in pairs_list:
         samples: dict[str, list[Sample]] = {v: [] for v in variants}
-        ratios: dict[str, list[float]] = {v: [] for v in variants}
+        wall_ratios: dict[str, list[float]] = {v: [] for v in variants}
+        cpu_ratios: dict[str, list[float]] = {v: [] for v in variants}
         for round_index in range(runs):
-            order = list(variants[round_index % len(variants) :]) + list(
-                variants[: round_index % len(variants)]
-            )
+            shift = round_index % len(variants)
             this_round: dict[str, Sample] = {}
-            for variant in order:
+            for variant in [*variants[shift:], *variants[:shift]]:
                 this_round[variant], _ = synth_once(variant, pairs)
                 samples[variant].append(this_round[variant])
             if "l2" in this_round:
+                base = this_round["l2"]
                 for variant, sample in this_round.items():
-                    ratios[variant].append(sample.wall_s / this_round["l2"].wall_s)
+                    wall_ratios[variant].append(sample.wall_s / base.wall_s)
+                    cpu_ratios[variant].append(sample.cpu_s / base.cpu_s)
         for variant in variants:
             runs_of = samples[variant]
             walls = [s.wall_s for s in runs_of]
-            ratio = f"{_median(ratios[variant]):.3f}x" if ratios[variant] else "n/a"
             print(
                 f"| {pairs} | {LABELS[variant]} | {runs_of[0].resources} | {_median(walls):.2f} | "
-                f"{min(walls):.2f}-{max(walls):.2f} | "
+                f"{min(walls):.2f}-{max(walls):.2f} | {_ratio(wall_ratios[variant])} | "
+                f"{_median([s.cpu_s for s in runs_of]):.2f} | {_ratio(cpu_ratios[variant])} | "
                 f"{_median([s.maxrss_mib for s in runs_of]):.0f} | "
-                f"{_median([s.tree_peak_mib for s in runs_of]):.0f} | {ratio} |",
+                f"{_median([s.tree_peak_mib for s in runs_of]):.0f} |",
                 flush=True,
             )
+    print()
+    print(
+        "Ratios are medians of per-round ratios (each round runs every variant back to back). "
+        "CPU is user + system time of the app process and its waited-for children (jsii's node)."
+    )
+
+
+def _ratio(values: Sequence[float]) -> str:
+    return f"{_median(values):.3f}x" if values else "n/a"
 
 
 def profile(variants: Sequence[str], small: int = 1, large: int = 11) -> None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import boto3
 import pytest
 
-from .deployment import LiveQueue, Template, deploy, load_templates, locate
-from .emulator import ACCOUNT, REGION, CdkCli, CliResult, Emulator
+from .deployment import Deployment, deploy, load_templates, locate
+from .emulator import ACCOUNT, REGION, CdkCli, Emulator
 
 
 @pytest.fixture(scope="session")
@@ -64,15 +63,6 @@ def client_factory(emulator: Emulator, boto_session: boto3.Session):  # type: ig
         return boto_session.client(service, endpoint_url=emulator.endpoint, **kwargs)
 
     return make
-
-
-@dataclass
-class Deployment:
-    prefix: str
-    assembly: Path
-    templates: dict[str, Template]
-    queues: dict[str, LiveQueue]
-    deploy_result: CliResult
 
 
 @pytest.fixture(scope="session")

@@ -195,3 +195,14 @@ def resolve(value: Any, physical_arns: Mapping[str, str]) -> Any:
     if "Fn::GetAtt" in value and value["Fn::GetAtt"][1] == "Arn":
         return physical_arns.get(value["Fn::GetAtt"][0])
     return {key: resolve(item, physical_arns) for key, item in value.items()}
+
+
+@dataclass
+class Deployment:
+    """The app as deployed: its prefix, cloud assembly, templates and located queues."""
+
+    prefix: str
+    assembly: Path
+    templates: dict[str, Template]
+    queues: dict[str, LiveQueue]
+    deploy_result: CliResult

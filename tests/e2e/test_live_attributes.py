@@ -18,8 +18,7 @@ import pytest
 from constructs_lib import policy
 
 from .app_spec import QUEUES, QueueSpec
-from .conftest import Deployment
-from .deployment import LiveQueue, resolve
+from .deployment import Deployment, LiveQueue, resolve
 
 pytestmark = pytest.mark.e2e
 DAY = 86_400

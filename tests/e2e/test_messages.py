@@ -15,7 +15,7 @@ import pytest
 from constructs_lib import policy
 
 from .app_spec import EVENTS, LEDGER, ORDERS, QUEUES, QueueSpec
-from .conftest import Deployment
+from .deployment import Deployment
 from .messages import Received, depth, drain, receive, release, send
 
 pytestmark = pytest.mark.e2e
@@ -122,7 +122,7 @@ def test_message_of_a_crashed_consumer_returns_only_after_the_visibility_timeout
     # The consumer crashes here: no delete, no visibility change.
     again: Received | None = None
 
-    while again is None and time.monotonic() - started < visibility + 5:
+    while again is None and time.monotonic() - started < visibility + 8:
         batch = receive(sqs, source)
         if batch:
             (again,) = batch
@@ -130,10 +130,10 @@ def test_message_of_a_crashed_consumer_returns_only_after_the_visibility_timeout
         time.sleep(0.2)
     returned_after = time.monotonic() - received_at
 
-    assert again is not None, f"not redelivered within {visibility + 5} s"
+    assert again is not None, f"not redelivered within {visibility + 8} s"
     assert again.message_id == first.message_id
     assert again.receive_count == 2
     assert returned_after >= visibility - 0.5, f"back after {returned_after:.1f} s"
-    assert time.monotonic() - started <= visibility + 2.5, f"back after {returned_after:.1f} s"
+    assert returned_after <= visibility + 3, f"back after {returned_after:.1f} s"
     sqs.delete_message(QueueUrl=source, ReceiptHandle=again.receipt_handle)
     assert depth(sqs, source) == 0

@@ -20,7 +20,7 @@ import botocore.exceptions
 import pytest
 
 from .app_spec import EVENTS
-from .conftest import Deployment
+from .deployment import Deployment
 from .messages import depth, drain, receive
 
 pytestmark = pytest.mark.e2e

@@ -160,45 +160,67 @@ def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[Data
 
 
 def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
-    """Who stands around each queue: queue_uid, member, detail, uid (see ``engine.members``)."""
+    """Who stands around each queue: queue_uid, member, detail, uid (see ``engine.members``).
 
-    def edge(role: str) -> DataFrame:
-        return resolved.filter(F.col("role") == role)
+    One pass over the resolved edges turns each edge into its member rows (a DLQ edge makes two:
+    the DLQ in its source's context and the source in the DLQ's); one join adds each event
+    source's function to the queue it reads.
+    """
 
-    def rows(frame: DataFrame, queue: str, member: str, detail: Any, uid: str) -> DataFrame:
-        return frame.select(
+    def member(queue: str, name: str, uid: str, detail: str | None = None) -> Any:
+        return F.struct(
             F.col(queue).alias("queue_uid"),
-            F.lit(member).alias("member"),
-            (F.lit("") if detail is None else F.col(detail)).alias("detail"),
+            F.lit(name).alias("member"),
+            (F.col(detail) if detail else F.lit("")).alias("detail"),
             F.col(uid).alias("uid"),
         )
 
-    event_sources = edge(model.ROLE_EVENT_SOURCE)
-    functions = edge(model.ROLE_FUNCTION).select(
-        F.col("from_uid").alias("mapping_uid"), F.col("to_uid").alias("function_uid")
+    role = F.col("role")
+    per_edge = (
+        F.when(
+            role == model.ROLE_DLQ,
+            F.array(
+                member("from_uid", model.MEMBER_DLQ, "to_uid"),
+                member("to_uid", model.MEMBER_SOURCE, "from_uid"),
+            ),
+        )
+        .when(
+            role == model.ROLE_EVENT_SOURCE, F.array(member("to_uid", model.MEMBER_ESM, "from_uid"))
+        )
+        .when(
+            role == model.ROLE_ALARM,
+            F.array(member("to_uid", model.MEMBER_ALARM, "from_uid", "detail")),
+        )
+        .when(role == model.ROLE_POLICY, F.array(member("to_uid", model.MEMBER_POLICY, "from_uid")))
+        .when(
+            role == model.ROLE_ALLOW_SOURCE,
+            F.array(member("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid")),
+        )
     )
-    consumer_functions = event_sources.join(
-        functions, event_sources["from_uid"] == functions["mapping_uid"]
+    from_edges = (
+        resolved.filter(role != model.ROLE_FUNCTION)
+        .select(F.explode(per_edge).alias("m"))
+        .select("m.*")
     )
-    parts = [
-        queues.select(
-            F.col("uid").alias("queue_uid"),
-            F.lit(model.MEMBER_QUEUE).alias("member"),
-            F.lit("").alias("detail"),
-            F.col("uid"),
-        ),
-        rows(edge(model.ROLE_DLQ), "from_uid", model.MEMBER_DLQ, None, "to_uid"),
-        rows(edge(model.ROLE_DLQ), "to_uid", model.MEMBER_SOURCE, None, "from_uid"),
-        rows(event_sources, "to_uid", model.MEMBER_ESM, None, "from_uid"),
-        rows(consumer_functions, "to_uid", model.MEMBER_FUNCTION, "mapping_uid", "function_uid"),
-        rows(edge(model.ROLE_ALARM), "to_uid", model.MEMBER_ALARM, "detail", "from_uid"),
-        rows(edge(model.ROLE_POLICY), "to_uid", model.MEMBER_POLICY, None, "from_uid"),
-        rows(edge(model.ROLE_ALLOW_SOURCE), "from_uid", model.MEMBER_ALLOW_SOURCE, None, "to_uid"),
-    ]
-    result = parts[0]
-    for part in parts[1:]:
-        result = result.unionByName(part)
-    return result
+    event_sources = resolved.filter(role == model.ROLE_EVENT_SOURCE).select(
+        F.col("from_uid").alias("mapping_uid"), F.col("to_uid").alias("queue_uid")
+    )
+    functions = resolved.filter(role == model.ROLE_FUNCTION).select(
+        F.col("from_uid").alias("mapping_uid"), F.col("to_uid").alias("uid")
+    )
+    consumer_functions = event_sources.join(functions, "mapping_uid").select(
+        "queue_uid",
+        F.lit(model.MEMBER_FUNCTION).alias("member"),
+        F.col("mapping_uid").alias("detail"),
+        "uid",
+    )
+    own = queues.select(
+        F.col("uid").alias("queue_uid"),
+        F.lit(model.MEMBER_QUEUE).alias("member"),
+        F.lit("").alias("detail"),
+        F.col("uid"),
+    )
+    return own.unionByName(from_edges).unionByName(consumer_functions)
 
 
 def contexts(members_df: DataFrame, resources: DataFrame) -> DataFrame:

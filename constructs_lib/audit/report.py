@@ -13,7 +13,9 @@ from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 
 FORMATS = ("json", "sarif", "markdown", "html", "table")
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 

@@ -74,6 +74,7 @@ def create_session(master: str = "local[*]", app_name: str = "queue-audit") -> S
         builder.appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.log.level", "ERROR")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.adaptive.enabled", "true")
         .getOrCreate()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -56,17 +57,19 @@ def boto_session(emulator: Emulator) -> boto3.Session:
 
 
 @pytest.fixture(scope="session")
-def client_factory(emulator: Emulator, boto_session: boto3.Session):  # type: ignore[no-untyped-def]
+def client_factory(emulator: Emulator, boto_session: boto3.Session) -> Callable[..., Any]:
     """``client_factory("sqs")``: a boto3 client bound to the emulator's endpoint."""
 
-    def make(service: str, **kwargs: object):  # type: ignore[no-untyped-def]
+    def make(service: str, **kwargs: Any) -> Any:
         return boto_session.client(service, endpoint_url=emulator.endpoint, **kwargs)
 
     return make
 
 
 @pytest.fixture(scope="session")
-def deployment(bootstrapped: CdkCli, client_factory, e2e_tmp: Path) -> Iterator[Deployment]:  # type: ignore[no-untyped-def]
+def deployment(
+    bootstrapped: CdkCli, client_factory: Callable[..., Any], e2e_tmp: Path
+) -> Iterator[Deployment]:
     """The test app as ``cdk deploy --all`` left it in the emulator, with its consumers quiet.
 
     Right after deploy each event source mapping is recorded as the emulator reports it, then

@@ -11,9 +11,8 @@ sampled from /proc every 0.2 s. Each run's findings are checked against the grou
 
 On a ``--peer-sample`` sized corpus, cfn-lint (this environment) and checkov (its own virtual
 environment, ``.bench-venvs/checkov``) run over the same files; a peer "catches" an injected
-fault when it reports, on the faulty resource, a check it does not report on the same resource
-of a fault-free template (so checks that fire on every queue are not counted as catches), counted
-over the templates whose injected faults all belong to one rule.
+fault when, in a template with that single fault, it reports a check it does not report on the
+same resource of a fault-free template (so checks that fire on every queue are not counted).
 Results: a JSON file and a Markdown table in ``--out``.
 """
 
@@ -222,21 +221,17 @@ def peers(corpus: Path, sample: int) -> dict[str, Any]:
                 relative = os.path.relpath(os.path.abspath(file_name), root)
                 by_place[(relative, resource)].add(check)
                 by_place[(relative, "*")].add(check)
-            # Count only templates whose injected faults all map to one rule, so a check a peer
-            # raises for another fault on the same resource is not credited to this rule.
-            rules_of: dict[str, set[str]] = defaultdict(set)
-            for fault in expected:
-                rules_of[fault["template"]].add(fault["rule_id"])
+            # Count only templates with a single injected fault: any check there that the
+            # fault-free template does not get is that fault's catch, wherever it is reported.
             caught: dict[str, list[int]] = defaultdict(lambda: [0, 0])
             checks_used: dict[str, set[str]] = defaultdict(set)
             for fault in expected:
-                if len(rules_of[fault["template"]]) != 1:
+                if "+" in fault["faults"]:
                     continue
-                place = (fault["template"], fault["resource"] or "*")
                 caught[fault["rule_id"]][1] += 1
-                if by_place.get(place):
+                if by_place.get((fault["template"], "*")):
                     caught[fault["rule_id"]][0] += 1
-                    checks_used[fault["rule_id"]] |= by_place[place]
+                    checks_used[fault["rule_id"]] |= by_place[(fault["template"], "*")]
             results[name] = {
                 "files": len(files),
                 "wall_s": measured["wall_s"],

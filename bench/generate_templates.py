@@ -13,7 +13,7 @@ fault with the findings it must cause, derived from the rule catalog by hand:
 - a fifth of the single templates are YAML with short-form tags (!Ref, !GetAtt, !Sub, ...).
 
 Templates go to ``OUT/templates/``; ``OUT/ground-truth.json`` lists every expected finding as
-{template, rule_id, resource}, with template paths relative to ``OUT/templates``. Deterministic for a given --seed.
+{template, rule_id, resource, faults (the injected fault ids)}, with template paths relative to ``OUT/templates``. Deterministic for a given --seed.
 """
 
 from __future__ import annotations
@@ -395,7 +395,7 @@ def _relative(index: int, yaml: bool = False) -> str:
     return f"{index // 1000:03d}/t{index:06d}.{extension}"
 
 
-def _single(index: int, rng: random.Random) -> tuple[Template, Expected, bool]:
+def _single(index: int, rng: random.Random) -> tuple[Template, Expected, bool, str]:
     first = rng.choice(FAULTS)
     chosen = [first]
     if first.group != "single":
@@ -408,10 +408,10 @@ def _single(index: int, rng: random.Random) -> tuple[Template, Expected, bool]:
     for fault in chosen:
         fault.apply(template)
         expected |= fault.expected
-    return template, expected, index % 5 == 3
+    return template, expected, index % 5 == 3, "+".join(f.id for f in chosen)
 
 
-def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Expected]]:
+def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Expected, str]]:
     """An exporting DLQ stack and a source stack that imports (or names) it."""
     name = f"q{index:06d}"
     base = healthy(name)
@@ -458,9 +458,10 @@ def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Exp
     else:
         _p(importer, "Source")["SqsManagedSseEnabled"] = False
         importer_expected.add(("QR012", "Source"))
+    label = f"cross-{fault}" + ("-literal-arn" if literal else "-import")
     return [
-        (_relative(index), exporter, exporter_expected),
-        (_relative(index + 1), importer, importer_expected),
+        (_relative(index), exporter, exporter_expected, label),
+        (_relative(index + 1), importer, importer_expected, label),
     ]
 
 
@@ -480,29 +481,30 @@ def generate(count: int, seed: int = 7) -> Generated:
     files: dict[str, str] = {}
     truth: list[dict[str, str]] = []
 
-    def add(path: str, content: str, expected: Expected) -> None:
+    def add(path: str, content: str, expected: Expected, faults: str) -> None:
         files[path] = content
         truth.extend(
-            {"template": path, "rule_id": r, "resource": res} for r, res in sorted(expected)
+            {"template": path, "rule_id": r, "resource": res, "faults": faults}
+            for r, res in sorted(expected)
         )
 
     index = 0
     while index < count:
         if index % 10 == 0 and index + 1 < count:
-            for path, template, expected in _cross_pair(index, rng):
-                add(path, json.dumps(template, indent=1), expected)
+            for path, template, expected, label in _cross_pair(index, rng):
+                add(path, json.dumps(template, indent=1), expected, label)
             index += 2
             continue
         if index % 40 == 13:
             whole = json.dumps(healthy(f"q{index:06d}"), indent=1)
-            add(_relative(index), whole[: len(whole) // 2], {("QR901", "")})
+            add(_relative(index), whole[: len(whole) // 2], {("QR901", "")}, "truncated")
         elif index % 50 == 7:
             template, expected = _missing_import(index)
-            add(_relative(index), json.dumps(template, indent=1), expected)
+            add(_relative(index), json.dumps(template, indent=1), expected, "missing-import")
         else:
-            template, expected, yaml = _single(index, rng)
+            template, expected, yaml, faults = _single(index, rng)
             content = to_yaml(template) + "\n" if yaml else json.dumps(template, indent=1)
-            add(_relative(index, yaml), content, expected)
+            add(_relative(index, yaml), content, expected, faults)
         index += 1
     return Generated(files, truth)
 

@@ -39,6 +39,7 @@ class GroupRun:
     cpu_s: float
     counts: dict[str, int]
     slowest: list[tuple[float, str]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
 
 
 def group_paths(group: str) -> list[str]:
@@ -86,7 +87,8 @@ def run_group(paths: Sequence[str]) -> GroupRun:
         for m in map(DURATION.match, lines)
         if m is not None
     ]
-    return GroupRun(wall, cpu, counts, slowest)
+    failed = [line.split(" ", 2)[1] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return GroupRun(wall, cpu, counts, slowest, failed)
 
 
 def _machine() -> str:
@@ -116,9 +118,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             if paths:
                 results[group].append(run_group(paths))
     print(
-        "| group | tests (last round) | wall s (median) | min-max s | slowest tests (last round) |"
+        "| group | tests (last round) | wall s (median) | min-max s | CPU s (median) | "
+        "slowest tests (last round) |"
     )
-    print("|---|---|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---|")
     total = 0.0
     for group, runs in results.items():
         if not runs:
@@ -134,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             flush=True,
         )
     print(f"| all groups | | {total:.1f} | | | sum of the medians |")
+    for group, runs in results.items():
+        for index, run in enumerate(runs, start=1):
+            for test in run.failed:
+                print(f"Failed in round {index} of {group}: {test}")
     print()
     print(
         "CPU is user + system time of the pytest process and every child it waited for "

@@ -1,11 +1,26 @@
 """SQS -> Lambda constructs that cannot be misconfigured, and the rules behind them."""
 
-from importlib.metadata import version
+from __future__ import annotations
 
-from constructs_lib.alarms import QueueAlarms
-from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
+from importlib import import_module
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Any
+
 from constructs_lib.errors import ConfigurationError, Problem
-from constructs_lib.queue import ResilientQueue
+
+if TYPE_CHECKING:
+    from constructs_lib.alarms import QueueAlarms
+    from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
+    from constructs_lib.queue import ResilientQueue
+
+# Importing aws-cdk-lib starts a Node.js process. The audit imports this package in every Spark
+# worker and never needs a construct, so the construct classes load on first use.
+_LAZY_EXPORTS = {
+    "QueueAlarms": "constructs_lib.alarms",
+    "ConsumerSettings": "constructs_lib.consumer",
+    "LambdaConsumer": "constructs_lib.consumer",
+    "ResilientQueue": "constructs_lib.queue",
+}
 
 __all__ = [
     "ConfigurationError",
@@ -16,3 +31,10 @@ __all__ = [
     "ResilientQueue",
 ]
 __version__ = version("constructs-lib")
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module), name)

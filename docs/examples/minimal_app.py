@@ -13,7 +13,9 @@ worker = lambda_.Function(
     "Worker",
     runtime=lambda_.Runtime.PYTHON_3_14,
     handler="index.handler",
-    code=lambda_.Code.from_inline("def handler(event, context):\n    return {'batchItemFailures': []}\n"),
+    code=lambda_.Code.from_inline(
+        "def handler(event, context):\n    return {'batchItemFailures': []}\n"
+    ),
     timeout=cdk.Duration.seconds(30),
 )
 

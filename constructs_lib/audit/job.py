@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
@@ -63,6 +64,9 @@ _WIDE_TEXT = [f"t{i}" for i in range(6)]
 WIDE_SCHEMA = _schema("tag", *_WIDE_TEXT, "n", ints=["n"])
 
 
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+
 def create_session(master: str = "local[*]", app_name: str = "queue-audit") -> SparkSession:
     """A quiet session: no UI, few shuffle partitions (the audit's joins are small per key)."""
     # Python workers must run the interpreter that has constructs_lib installed.
@@ -70,6 +74,13 @@ def create_session(master: str = "local[*]", app_name: str = "queue-audit") -> S
     builder: Any = SparkSession.builder
     if master:
         builder = builder.master(master)
+    if master.startswith("local"):
+        # One machine: bind to loopback instead of guessing an interface (and warning about it),
+        # and keep log4j quiet from the JVM's first line, before setLogLevel can act.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+        )
     spark: SparkSession = (
         builder.appName(app_name)
         .config("spark.ui.enabled", "false")

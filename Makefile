@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): uv-bootstrap.lock requirements.lock package-lock.json pyproject.toml
 	python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r uv-bootstrap.lock
-	$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip sync --quiet --compile-bytecode --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	$(BIN)/npm ci --no-audit --no-fund --loglevel=error
 	touch $@

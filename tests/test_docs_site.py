@@ -21,8 +21,6 @@ from tests.conftest import REPO_ROOT
 DOCS = REPO_ROOT / "docs"
 EXAMPLES = sorted((DOCS / "examples").glob("*.py"))
 SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', flags=re.MULTILINE)
-# Pages other owners write by hand; the rule "code comes from tested files" is checked on the rest.
-EXTERNAL_PAGES = {"audit.md", "e2e.md"}
 
 
 def nav_pages(nav: list[Any]) -> list[str]:
@@ -106,8 +104,6 @@ def test_every_example_appears_in_a_page() -> None:
 @pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
 def test_python_in_pages_comes_from_files(page: str, site: Path) -> None:
     """Python blocks hold only a snippet line, and the built page shows that file line by line."""
-    if page in EXTERNAL_PAGES:
-        pytest.skip(f"{page} is written by hand by its owner")
     source = (DOCS / page).read_text()
     blocks = re.findall(r"```python\n(.*?)```", source, flags=re.DOTALL)
     shown = page_text(built_page(site, page))

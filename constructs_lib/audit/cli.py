@@ -50,6 +50,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine == "local" and args.parquet:
         build_parser().error("--parquet needs the spark engine")
     files = templates.discover(args.paths)
+    if not files:
+        # Every path given was an empty folder (a missing file still counts, as QR901): most
+        # likely a wrong path or a cdk.out not synthesized yet, not a clean fleet.
+        build_parser().error(
+            f"no templates found in {', '.join(args.paths)}: give template files (JSON or "
+            "YAML), folders that hold them, or a synthesized cdk.out"
+        )
     if args.engine == "local":
         from constructs_lib.audit import engine
 

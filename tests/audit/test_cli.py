@@ -59,6 +59,15 @@ def test_fails_no_path_exits_2() -> None:
     assert raised.value.code == 2
 
 
+def test_fails_when_no_template_is_found_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main([str(tmp_path), "--engine", "local"])
+    assert raised.value.code == 2
+    assert f"no templates found in {tmp_path}" in capsys.readouterr().err
+
+
 def test_module_entry_point_usage_error() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "constructs_lib.audit", "--fail-on", "sometimes", "x"],

@@ -43,10 +43,15 @@ class LambdaConsumer:
     settings: ConsumerSettings
 
 
-def seconds_or_none(duration: Duration | None) -> int | None:
+def seconds_or_none(duration: Duration | None, prop: str = "duration") -> int | None:
     """Whole seconds of a duration, or None when it is absent or an unresolved token."""
     if duration is None:
         return None
+    if not isinstance(duration, Duration):
+        raise TypeError(
+            f"{prop} must be an aws_cdk.Duration such as Duration.seconds(30), "
+            f"not {type(duration).__name__} {duration!r}"
+        )
     seconds = duration.to_seconds()
     if Token.is_unresolved(seconds):
         return None
@@ -61,7 +66,7 @@ def function_timeout_seconds(
     An imported function (``Function.from_function_arn``, an alias, a version) hides its timeout,
     so the caller must say it; a defined one without a timeout runs with Lambda's default.
     """
-    given = seconds_or_none(function_timeout)
+    given = seconds_or_none(function_timeout, "function_timeout")
     if isinstance(function, lambda_.Function):
         own = function.timeout
         actual = seconds_or_none(own) if own is not None else limits.FUNCTION_TIMEOUT_DEFAULT

@@ -467,7 +467,7 @@ class ResilientQueue(Construct):
         return bool(fifo) if fifo is not None else name_says_fifo
 
     def _seconds(self, prop: str, duration: Duration | None) -> int | None:
-        seconds = seconds_or_none(duration)
+        seconds = seconds_or_none(duration, prop)
         if duration is not None and seconds is None:
             self._warn(
                 f"unresolved_{prop}", f"{prop} is a token: the rules that use it are not checked."

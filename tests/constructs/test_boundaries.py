@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import aws_cdk as cdk
@@ -295,3 +296,23 @@ def test_unresolved_tokens_are_not_judged_but_warned_about(stack: cdk.Stack) -> 
         stack, "Orders", retention_period=cdk.Duration.seconds(retention.value_as_number)
     )
     assert warnings_matching(stack, "retention_period is a token")
+
+
+@pytest.mark.parametrize(
+    "prop", ["retention_period", "dead_letter_retention_period", "visibility_timeout"]
+)
+def test_fails_with_a_clear_type_error_for_plain_numbers(stack: cdk.Stack, prop: str) -> None:
+    with pytest.raises(
+        TypeError, match=re.escape(f"{prop} must be an aws_cdk.Duration such as Duration.seconds")
+    ):
+        ResilientQueue(stack, "Orders", **{prop: 300})
+
+
+def test_fails_with_a_clear_type_error_for_a_plain_batching_window(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    queue = ResilientQueue(stack, "Orders")
+    with pytest.raises(
+        TypeError, match=re.escape("max_batching_window must be an aws_cdk.Duration")
+    ):
+        queue.add_lambda_consumer(make_function(), max_batching_window=5)  # type: ignore[arg-type]

@@ -99,9 +99,9 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
 
 def child(engine_name: str, corpus: Path, master: str, report_path: str) -> None:
     started = time.perf_counter()
-    from constructs_lib.audit import engine, report, templates
+    from constructs_lib.audit import discovery, engine, report
 
-    files = templates.discover([str(corpus / generator.TEMPLATES_DIR)])
+    files = discovery.discover([str(corpus / generator.TEMPLATES_DIR)])
     imported = time.perf_counter()
     if engine_name == "spark":
         from constructs_lib.audit import job

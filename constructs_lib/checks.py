@@ -26,7 +26,7 @@ from aws_cdk import (
     PolicyViolationBeta1,
 )
 
-from constructs_lib.audit import engine, rules, templates
+from constructs_lib.audit import discovery, engine, rules
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 
 PLUGIN_NAME = "constructs-lib-queue-resilience"
@@ -61,7 +61,7 @@ class QueueResilienceChecks:
         return [rule_id for rule_id, *_ in rules.describe_rules()]
 
     def validate(self, context: IPolicyValidationContextBeta1) -> PolicyValidationPluginReportBeta1:
-        files = [(path, templates.stack_name_for(path)) for path in context.template_paths]
+        files = [(path, discovery.stack_name_for(path)) for path in context.template_paths]
         self.findings = engine.audit_files(files).findings
         violations = [_violation(f) for f in self.findings]
         failed = self._fail_on != "never" and any(

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from constructs_lib.audit import report, templates
+from constructs_lib.audit import discovery, report
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.engine == "local" and args.parquet:
         build_parser().error("--parquet needs the spark engine")
-    files = templates.discover(args.paths)
+    files = discovery.discover(args.paths)
     if not files:
         # Every path given was an empty folder (a missing file still counts, as QR901): most
         # likely a wrong path or a cdk.out not synthesized yet, not a clean fleet.

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from constructs_lib.audit import model, rules, templates
+from constructs_lib.audit import discovery, model, rules, templates
 from constructs_lib.audit.model import (
     EdgeRow,
     ExportRow,
@@ -120,7 +120,7 @@ def evaluate_group(queue_uid: str, group: list[tuple[str, str, ResourceRow]]) ->
     return rules.evaluate(context) if context is not None else []
 
 
-def audit_parsed(parsed: list[templates.ParsedTemplate]) -> AuditResult:
+def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
     """Resolve and evaluate templates already parsed."""
     started = time.perf_counter()
     resources = {r.uid: r for p in parsed for r in p.resources}
@@ -152,7 +152,7 @@ def audit_parsed(parsed: list[templates.ParsedTemplate]) -> AuditResult:
 
 
 def audit_files(files: Iterable[tuple[str, str]]) -> AuditResult:
-    """Audit ``(path, stack name)`` pairs (see ``templates.discover``) in this process."""
+    """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) in this process."""
     started = time.perf_counter()
     parsed = [templates.read_and_parse(path, stack) for path, stack in files]
     parsed_at = time.perf_counter()
@@ -162,4 +162,4 @@ def audit_files(files: Iterable[tuple[str, str]]) -> AuditResult:
 
 
 def audit_paths(paths: Iterable[str]) -> AuditResult:
-    return audit_files(templates.discover(paths))
+    return audit_files(discovery.discover(paths))

@@ -1,6 +1,6 @@
 """The fleet audit on Spark: extract -> parse -> resolve -> evaluate -> load.
 
-- extract: the driver lists the input files (``templates.discover``) and parallelizes the paths;
+- extract: the driver lists the input files (``discovery.discover``) and parallelizes the paths;
 - parse: each partition reads its files as bytes and parses them in Python into flat rows of
   the declared schemas below (Spark never infers a schema from a template: ``Resources`` keys
   are logical ids, so inference would make one column per logical id in the fleet);

@@ -261,3 +261,12 @@ def build_context(
         policies=tuple(policies[k] for k in sorted(policies)),
         allowed_sources=frozenset(allowed),
     )
+
+
+@dataclass
+class ParsedTemplate:
+    file: FileRow
+    resources: list[ResourceRow] = field(default_factory=list)
+    keys: list[KeyRow] = field(default_factory=list)
+    edges: list[EdgeRow] = field(default_factory=list)
+    exports: list[ExportRow] = field(default_factory=list)

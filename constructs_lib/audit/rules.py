@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from constructs_lib import limits, policy
+from constructs_lib.audit.intrinsics import describe, is_unresolved
 from constructs_lib.audit.model import Finding, QueueContext, Resource, Severity
-from constructs_lib.audit.templates import describe, is_unresolved
 from constructs_lib.errors import Problem
 
 UNRESOLVED_RULE = "QR900"

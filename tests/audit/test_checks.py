@@ -19,7 +19,7 @@ from aws_cdk import aws_lambda as lambda_  # noqa: E402
 from aws_cdk import aws_lambda_event_sources as sources  # noqa: E402
 from aws_cdk import aws_sqs as sqs  # noqa: E402
 
-from constructs_lib.audit import templates  # noqa: E402
+from constructs_lib.audit import discovery  # noqa: E402
 from constructs_lib.checks import QueueResilienceChecks  # noqa: E402
 
 
@@ -133,5 +133,5 @@ def test_fails_unknown_fail_on() -> None:
 def test_spark_job_agrees_with_plugin(raw_app: Synth, spark: Any) -> None:
     from constructs_lib.audit import job
 
-    result = job.run(spark, templates.discover([str(raw_app.outdir)]))
+    result = job.run(spark, discovery.discover([str(raw_app.outdir)]))
     assert result.findings == raw_app.plugin.findings

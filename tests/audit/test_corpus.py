@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine, templates
+from constructs_lib.audit import discovery, engine
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.rules import describe_rules
 
@@ -75,7 +75,7 @@ def test_spark_recall_and_precision_per_rule(spark: Any, corpus: tuple[Path, set
     from constructs_lib.audit import job
 
     root, expected = corpus
-    result = job.run(spark, templates.discover([str(root)]))
+    result = job.run(spark, discovery.discover([str(root)]))
     scores = _per_rule(expected, _triples(root, result.findings))
     assert scores == {rule: (1.0, 1.0) for rule in scores}, {
         "missed": sorted(expected - _triples(root, result.findings))[:10],

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine, templates
+from constructs_lib.audit import discovery, engine
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.report import summarize
 from tests.audit.cases import CASES
@@ -49,7 +49,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def spark_result(spark: Any, corpus: Path) -> engine.AuditResult:
     from constructs_lib.audit import job
 
-    return job.run(spark, templates.discover([str(corpus)]))
+    return job.run(spark, discovery.discover([str(corpus)]))
 
 
 def by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -101,7 +101,7 @@ def test_parquet_history(spark: Any, corpus: Path, tmp_path: Path) -> None:
     from constructs_lib.audit import job
 
     target = tmp_path / "history"
-    files = templates.discover([str(corpus / "cases")])
+    files = discovery.discover([str(corpus / "cases")])
     result = job.run(spark, files, parquet_dir=str(target))
     rows = spark.read.parquet(str(target)).collect()
     assert len(rows) == len(result.findings) > 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import engine, templates
+from constructs_lib.audit import discovery, engine
 from constructs_lib.audit.report import summarize
 from tests.audit.conftest import healthy, props, write
 
@@ -277,7 +277,7 @@ def test_cloud_assembly_uses_manifest_stack_names(tmp_path: Path) -> None:
             }
         ),
     )
-    assert templates.discover([str(tmp_path)]) == [
+    assert discovery.discover([str(tmp_path)]) == [
         (str(tmp_path / "A1B2.template.json"), "orders-prod")
     ]
 
@@ -286,7 +286,7 @@ def test_folder_walk_skips_project_files(tmp_path: Path) -> None:
     write(tmp_path, "package.json", b"{}")
     write(tmp_path, "node_modules/x/t.template.json", b"{}")
     write(tmp_path, "stacks/orders.template.yaml", b"Resources: {}")
-    assert templates.discover([str(tmp_path)]) == [
+    assert discovery.discover([str(tmp_path)]) == [
         (str(tmp_path / "stacks" / "orders.template.yaml"), "orders")
     ]
 
@@ -297,7 +297,8 @@ def test_templates_import_without_yaml_or_spark() -> None:
 
     code = (
         "import sys; sys.modules['yaml'] = None; sys.modules['pyspark'] = None\n"
-        "import constructs_lib.audit.templates, constructs_lib.audit.rules, "
+        "import constructs_lib.audit.templates, constructs_lib.audit.discovery, "
+        "constructs_lib.audit.dialects.cloudformation, constructs_lib.audit.rules, "
         "constructs_lib.audit.model, constructs_lib.audit.engine\n"
         "print('ok')"
     )

@@ -1,0 +1,1 @@
+"""The dialects templates come in: plain CloudFormation, SAM, and CDK cloud assemblies."""

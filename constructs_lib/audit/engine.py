@@ -137,6 +137,7 @@ def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
     resolved_at = time.perf_counter()
     findings = [f for q in queue_uids for f in evaluate_group(q, groups[q])]
     findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
+    findings += [rules.note_finding(n) for p in parsed for n in p.notes]
     files = [p.file for p in parsed]
     findings += [
         rules.unparseable_finding(f.file, f.stack, f.error) for f in files if f.status != "ok"

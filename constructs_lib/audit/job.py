@@ -31,7 +31,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from constructs_lib.audit import engine, model, rules, templates
 from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import EdgeRow, FileRow, Finding, ResourceRow
+from constructs_lib.audit.model import EdgeRow, FileRow, Finding, NoteRow, ResourceRow
 
 
 def _schema(*names: str, ints: Iterable[str] = ()) -> StructType:
@@ -46,6 +46,7 @@ RESOURCE_SCHEMA = _schema(*ResourceRow._fields)
 KEY_SCHEMA = _schema(*model.KeyRow._fields)
 EDGE_SCHEMA = _schema(*EdgeRow._fields)
 EXPORT_SCHEMA = _schema(*model.ExportRow._fields)
+NOTE_SCHEMA = _schema(*model.NoteRow._fields)
 FINDING_SCHEMA = _schema(
     "rule_id", "severity", "template", "stack", "resource", "queue", "message", "fix"
 )
@@ -56,6 +57,7 @@ _SCHEMAS = {
     "key": KEY_SCHEMA,
     "edge": EDGE_SCHEMA,
     "export": EXPORT_SCHEMA,
+    "note": NOTE_SCHEMA,
 }
 # Parsing yields every row kind in one pass, into one declared wide schema: a tag, six text
 # columns and one integer (wide enough for each kind). Each kind is then a JVM-side select, so
@@ -115,6 +117,8 @@ def _parse_partition(paths: Iterable[tuple[str, str]]) -> Iterator[tuple[Any, ..
             yield _wide("edge", tuple(edge))
         for export in parsed.exports:
             yield _wide("export", tuple(export))
+        for note in parsed.notes:
+            yield _wide("note", tuple(note))
 
 
 def _narrow(wide: DataFrame, tag: str) -> DataFrame:
@@ -277,6 +281,7 @@ def evaluate(
     unresolved: DataFrame,
     resources: DataFrame,
     files: DataFrame,
+    notes: DataFrame,
 ) -> DataFrame:
     judged = contexts_df.rdd.flatMap(_evaluate_context)
     edges = unresolved.select(*[F.col(c).alias(f"edge_{c}") for c in EdgeRow._fields])
@@ -284,7 +289,8 @@ def evaluate(
         _unresolved_finding
     )
     broken = files.filter(F.col("status") != "ok").rdd.map(_unparseable_finding)
-    return spark.createDataFrame(judged.union(missing).union(broken), FINDING_SCHEMA)
+    noted = notes.rdd.map(lambda row: tuple(rules.note_finding(NoteRow(*row)).as_dict().values()))
+    return spark.createDataFrame(judged.union(missing).union(broken).union(noted), FINDING_SCHEMA)
 
 
 # --- the whole job -------------------------------------------------------------------------------
@@ -323,9 +329,9 @@ def run(
     _progress(f"resolved {queue_count} queue contexts in {timings['resolve']:.1f} s", quiet)
 
     mark = time.perf_counter()
-    findings_df = evaluate(spark, grouped, unresolved, frames["resource"], frames["file"]).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+    findings_df = evaluate(
+        spark, grouped, unresolved, frames["resource"], frames["file"], frames["note"]
+    ).persist(StorageLevel.MEMORY_AND_DISK)
     rows = findings_df.collect()
     timings["evaluate"] = time.perf_counter() - mark
     _progress(f"evaluated: {len(rows)} findings in {timings['evaluate']:.1f} s", quiet)

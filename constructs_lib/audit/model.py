@@ -116,6 +116,18 @@ class ExportRow(NamedTuple):
     function_key: str  # the key its value has when read as a function ("" if none)
 
 
+class NoteRow(NamedTuple):
+    """A finding one template yields on its own, before any resolution: a resource the audit
+    cannot read, a transform it cannot expand, a condition it cannot evaluate (QR900/QR901)."""
+
+    file: str
+    stack: str
+    resource: str  # logical id ("" for the whole template)
+    queue: str  # the queue it concerns, if any
+    rule_id: str
+    message: str
+
+
 class ResolvedEdge(NamedTuple):
     from_uid: str
     role: str
@@ -270,3 +282,4 @@ class ParsedTemplate:
     keys: list[KeyRow] = field(default_factory=list)
     edges: list[EdgeRow] = field(default_factory=list)
     exports: list[ExportRow] = field(default_factory=list)
+    notes: list[NoteRow] = field(default_factory=list)

@@ -16,7 +16,7 @@ from typing import Any
 
 from constructs_lib import limits, policy
 from constructs_lib.audit.intrinsics import describe, is_unresolved
-from constructs_lib.audit.model import Finding, QueueContext, Resource, Severity
+from constructs_lib.audit.model import Finding, NoteRow, QueueContext, Resource, Severity
 from constructs_lib.errors import Problem
 
 UNRESOLVED_RULE = "QR900"
@@ -500,6 +500,13 @@ def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Fin
         queue,
         message,
         fix,
+    )
+
+
+def note_finding(note: NoteRow) -> Finding:
+    _, severity, _, fix = next(m for m in META_RULES if m[0] == note.rule_id)
+    return Finding(
+        note.rule_id, severity, note.file, note.stack, note.resource, note.queue, note.message, fix
     )
 
 

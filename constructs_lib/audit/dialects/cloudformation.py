@@ -7,7 +7,7 @@ assemblies are plain CloudFormation with stack names from their manifest (``cdk_
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from constructs_lib import limits
@@ -34,7 +34,12 @@ from constructs_lib.audit.parsing import TemplateError
 _KIND_TYPES = {"queue": model.QUEUE, "function": model.FUNCTION}
 
 
-def extract(file: str, stack: str, document: dict[str, Any]) -> ParsedTemplate:
+def extract(
+    file: str, stack: str, document: dict[str, Any], origins: Mapping[str, str] | None = None
+) -> ParsedTemplate:
+    """One template's rows. ``origins`` maps generated logical ids to the ids a person wrote
+    (SAM's ``Function.Event``), so findings name what the author can find in the file."""
+    origins = origins or {}
     resources = document["Resources"]
     parameters = document.get("Parameters")
     mappings = document.get("Mappings")
@@ -98,7 +103,7 @@ def extract(file: str, stack: str, document: dict[str, Any]) -> ParsedTemplate:
                 resource_uid,
                 file,
                 stack,
-                str(logical_id),
+                origins.get(str(logical_id), str(logical_id)),
                 kind,
                 json.dumps(properties, sort_keys=True, default=str),
             )

@@ -26,8 +26,10 @@ from aws_cdk import (
     PolicyViolationBeta1,
 )
 
+from constructs_lib import props
 from constructs_lib.audit import engine, rules, templates
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.errors import ConfigurationError
 
 PLUGIN_NAME = "constructs-lib-queue-resilience"
 PLUGIN_VERSION = "0.1.0"
@@ -43,8 +45,11 @@ class QueueResilienceChecks:
     """
 
     def __init__(self, fail_on: str = "error") -> None:
-        if fail_on not in ("error", "warning", "info", "never"):
-            raise ValueError(f"fail_on={fail_on!r}: must be one of error, warning, info, never")
+        arguments = {"fail_on": fail_on}
+        props.CHECKS.check_kinds(lambda: PLUGIN_NAME, arguments)
+        problems = props.CHECKS.read(arguments).problems
+        if problems:
+            raise ConfigurationError(PLUGIN_NAME, problems)
         self._fail_on = fail_on
         self.findings: list[Finding] = []
 

@@ -184,7 +184,7 @@ class SequenceOf(Kind):
 
     @property
     def accepts(self) -> str:  # type: ignore[override]
-        return f"a list of {self.noun}"
+        return f"a list of `{self.noun}`"
 
     def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
         if isinstance(value, (list, tuple)):
@@ -195,7 +195,7 @@ class SequenceOf(Kind):
             return None
         if self.item.wrong(prop, value) is None:
             return (
-                f"is a single {self.noun.removesuffix('s')}, where a sequence belongs",
+                f"is a single {self.noun}, where a sequence belongs",
                 f"wrap it in a list: {prop}=[...]",
             )
         return f"is {kind_of(value)}, not a list", f"pass {prop} as a list of {self.noun}"
@@ -591,7 +591,7 @@ QUEUE = Table(
                     "cloudwatch.IAlarmAction",
                     "cloudwatch_actions.SnsAction(topic)",
                 ),
-                "`cloudwatch.IAlarmAction`s",
+                "cloudwatch.IAlarmAction",
             ),
             "none",
             "applied to every alarm when it fires",
@@ -604,7 +604,7 @@ QUEUE = Table(
                     "cloudwatch.IAlarmAction",
                     "cloudwatch_actions.SnsAction(topic)",
                 ),
-                "`cloudwatch.IAlarmAction`s",
+                "cloudwatch.IAlarmAction",
             ),
             "none",
             "applied to every alarm when it recovers",
@@ -709,7 +709,7 @@ CONSUMER = Table(
         Param("enabled", Flag(), "on", "whether the event source polls"),
         Param(
             "filters",
-            SequenceOf(Mapping_(), "filter patterns (`dict`)"),
+            SequenceOf(Mapping_(), "dict"),
             "every message",
             "`lambda_.FilterCriteria.filter(...)`; passed to the event source",
             optional=True,

@@ -39,9 +39,11 @@ PLUGIN_VERSION = "0.1.0"
 class QueueResilienceChecks:
     """Runs rules QR001-QR014 (and QR900/QR901) on the app's own templates.
 
-    ``fail_on``: "error" (default) fails the synth on error findings, "warning" also on
-    warnings, "never" only reports. ``findings`` holds the last run's findings for programs
-    (and tests) that want them.
+    ``findings`` holds the last run's findings for programs (and tests) that want them.
+
+    :param fail_on: "error" (default) fails the synth on error findings, "warning" also on
+        warnings, "info" on any finding, "never" only reports. Another string is a
+        ``ConfigurationError``, another type a ``TypeError``.
     """
 
     def __init__(self, fail_on: str = "error") -> None:

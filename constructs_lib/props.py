@@ -147,7 +147,7 @@ class Instance(Kind):
 
     @property
     def accepts(self) -> str:  # type: ignore[override]
-        return f"a `{self.label}`"
+        return f"{_article(self.label)} `{self.label}`"
 
     def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
         if isinstance(value, self.cls):
@@ -167,7 +167,7 @@ class Implements(Kind):
 
     @property
     def accepts(self) -> str:  # type: ignore[override]
-        return f"a `{self.label}`"
+        return f"{_article(self.label)} `{self.label}`"
 
     def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
         if implements(value, self.interface):
@@ -457,14 +457,18 @@ def kind_of(value: object) -> str:
         return "None"
     if isinstance(value, (bool, int, float, str, list, tuple, dict)):
         name = type(value).__name__
-        return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+        return f"{_article(name)} {name}"
     if isinstance(value, Duration):
         return "an aws_cdk.Duration"
     classes = [type(d) for d in _delegates(value)]
     names = [f"{c.__module__}.{c.__qualname__}" for c in classes if c.__module__ != "aws_cdk"]
     name = " + ".join(names or [f"{c.__module__}.{c.__qualname__}" for c in classes])
     path = _path(value)
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}" + (f" ({path})" if path else "")
+    return f"{_article(name)} {name}" + (f" ({path})" if path else "")
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _path(value: object) -> str | None:
@@ -494,7 +498,7 @@ QUEUE = Table(
             "fifo",
             Flag(),
             "inferred from `queue_name` ending `.fifo`, else standard",
-            "the DLQ always has the source's type",
+            "the DLQ always has the source's type; `False` with a name ending `.fifo` is an error",
             optional=True,
         ),
         Param(
@@ -643,7 +647,7 @@ CONSUMER = Table(
             Implements(
                 lambda_.IFunction, "lambda_.IFunction", "lambda_.Function(stack, 'Worker', ...)"
             ),
-            "",
+            "required",
             "a function, alias or version; each at most once per queue",
         ),
         Param(

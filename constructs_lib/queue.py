@@ -127,57 +127,22 @@ class ResilientQueue(Construct):
 
         self.fifo = given.fifo
         """Whether both queues are FIFO."""
-        source_retention = given.source_retention
-        dead_letter_retention = given.dead_letter_retention
+        self.max_receive_count = max_receive_count
+        self.source_retention = given.source_retention
+        self.dead_letter_retention = given.dead_letter_retention
         self._explicit_visibility: int | None = given["visibility_timeout"]
         self._stack = Stack.of(self)
-        self.max_receive_count = max_receive_count
-        self.source_retention = source_retention
-        self.dead_letter_retention = dead_letter_retention
-        base_name = (
-            policy.strip_fifo_suffix(queue_name)
-            if queue_name is not None
-            else Names.unique_resource_name(
-                self,
-                max_length=limits.QUEUE_NAME_MAX_LENGTH
-                - len(policy.DEAD_LETTER_SUFFIX)
-                - len(limits.FIFO_SUFFIX),
-                allowed_special_characters="-_",
-            )
-        )
-        suffix = limits.FIFO_SUFFIX if self.fifo else ""
-        self.queue_name = f"{base_name}{suffix}"
+        self.queue_name = self._physical_name(queue_name)
         """Physical name of the source queue."""
 
         encryption = sqs.QueueEncryption.KMS if encryption_key else sqs.QueueEncryption.SQS_MANAGED
-        self.dead_letter_queue: sqs.IQueue = dead_letter_queue or sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            queue_name=policy.dead_letter_queue_name(self.queue_name, self.fifo),
-            fifo=self.fifo or None,
-            retention_period=dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
-            encryption=encryption,
-            encryption_master_key=encryption_key,
-            enforce_ssl=True,
-            redrive_allow_policy=sqs.RedriveAllowPolicy(
-                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
-                source_queues=[
-                    sqs.Queue.from_queue_arn(self, "SourceQueueArn", self._source_arn())
-                ],
-            ),
-            removal_policy=removal_policy,
+        self.dead_letter_queue: sqs.IQueue = dead_letter_queue or self._create_dead_letter_queue(
+            dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
+            encryption,
+            encryption_key,
+            removal_policy,
         )
         """The dead-letter queue (created, or the one given)."""
-        if dead_letter_queue is None:
-            # cdk-nag's Serverless pack asks every queue for a redrive policy; a DLQ's own
-            # redrive would move dead letters on, out of sight of this construct's alarms.
-            Validations.of(self.dead_letter_queue).acknowledge(
-                Acknowledgment(
-                    id="Serverless::Serverless-SQSRedrivePolicy",
-                    reason="This queue is a dead-letter queue; a DLQ of its own would hide "
-                    "failed messages from the DLQ alarms.",
-                )
-            )
         self.queue = sqs.Queue(
             self,
             "Queue",
@@ -343,6 +308,56 @@ class ResilientQueue(Construct):
         cfn = self.queue.node.default_child
         assert isinstance(cfn, sqs.CfnQueue)
         return cfn
+
+    def _physical_name(self, queue_name: str | None) -> str:
+        """The given base name, or one generated from the path, with room for the suffixes."""
+        base_name = (
+            policy.strip_fifo_suffix(queue_name)
+            if queue_name is not None
+            else Names.unique_resource_name(
+                self,
+                max_length=limits.QUEUE_NAME_MAX_LENGTH
+                - len(policy.DEAD_LETTER_SUFFIX)
+                - len(limits.FIFO_SUFFIX),
+                allowed_special_characters="-_",
+            )
+        )
+        return f"{base_name}{limits.FIFO_SUFFIX if self.fifo else ''}"
+
+    def _create_dead_letter_queue(
+        self,
+        retention_period: Duration,
+        encryption: sqs.QueueEncryption,
+        encryption_key: kms.IKey | None,
+        removal_policy: RemovalPolicy | None,
+    ) -> sqs.Queue:
+        dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            queue_name=policy.dead_letter_queue_name(self.queue_name, self.fifo),
+            fifo=self.fifo or None,
+            retention_period=retention_period,
+            encryption=encryption,
+            encryption_master_key=encryption_key,
+            enforce_ssl=True,
+            redrive_allow_policy=sqs.RedriveAllowPolicy(
+                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
+                source_queues=[
+                    sqs.Queue.from_queue_arn(self, "SourceQueueArn", self._source_arn())
+                ],
+            ),
+            removal_policy=removal_policy,
+        )
+        # cdk-nag's Serverless pack asks every queue for a redrive policy; a DLQ's own
+        # redrive would move dead letters on, out of sight of this construct's alarms.
+        Validations.of(dead_letter_queue).acknowledge(
+            Acknowledgment(
+                id="Serverless::Serverless-SQSRedrivePolicy",
+                reason="This queue is a dead-letter queue; a DLQ of its own would hide "
+                "failed messages from the DLQ alarms.",
+            )
+        )
+        return dead_letter_queue
 
     def _source_arn(self) -> str:
         # Formatted from the physical name, not Fn::GetAtt: the DLQ's redrive-allow policy would

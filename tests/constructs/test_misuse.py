@@ -7,7 +7,10 @@ import math
 import re
 
 import aws_cdk as cdk
+import constructs
+import jsii
 import pytest
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -227,3 +230,30 @@ def test_a_factor_token_cannot_be_computed_with(
 def test_nan_is_refused_where_a_whole_number_belongs(stack: cdk.Stack) -> None:
     with pytest.raises(TypeError, match="a float is refused"):
         ResilientQueue(stack, "Orders", in_flight_alarm_threshold=math.nan)  # type: ignore[arg-type]
+
+
+def test_an_alarm_action_written_in_python_is_an_alarm_action(stack: cdk.Stack) -> None:
+    @jsii.implements(cloudwatch.IAlarmAction)
+    class PageOnCall:
+        def bind(
+            self, scope: constructs.Construct, alarm: cloudwatch.IAlarm
+        ) -> cloudwatch.AlarmActionConfig:
+            return cloudwatch.AlarmActionConfig(
+                alarm_action_arn="arn:aws:sns:eu-west-1:123456789012:on-call"
+            )
+
+    ResilientQueue(stack, "Orders", alarm_actions=[PageOnCall()])
+
+    for alarm in resources_of_type(stack, "AWS::CloudWatch::Alarm").values():
+        assert alarm["Properties"]["AlarmActions"] == [  # type: ignore[index]
+            "arn:aws:sns:eu-west-1:123456789012:on-call"
+        ]
+
+
+def test_an_object_that_only_looks_like_an_alarm_action_is_refused(stack: cdk.Stack) -> None:
+    class LooksLikeAnAction:
+        def bind(self, scope: object, alarm: object) -> None:
+            return None
+
+    with pytest.raises(TypeError, match=r"alarm_actions=\[.*holds at \[0\] a value that is"):
+        ResilientQueue(stack, "Orders", alarm_actions=[LooksLikeAnAction()])  # type: ignore[list-item]

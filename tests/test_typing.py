@@ -35,7 +35,10 @@ seconds: int = orders.visibility_timeout
 CALLS = {
     "int": ("5", None),
     "str": ('"5"', 'Argument "max_receive_count" to "ResilientQueue" has incompatible type "str"'),
-    "float": ("5.5", 'Argument "max_receive_count" to "ResilientQueue" has incompatible type "float"'),
+    "float": (
+        "5.5",
+        'Argument "max_receive_count" to "ResilientQueue" has incompatible type "float"',
+    ),
 }
 
 

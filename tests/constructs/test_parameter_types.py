@@ -20,7 +20,7 @@ from aws_cdk import aws_sns as sns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib import ConfigurationError, ResilientQueue, props
+from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, props
 from constructs_lib.checks import QueueResilienceChecks
 
 # Kinds of value a caller may pass by mistake. "construct" is a construct of a type no
@@ -158,6 +158,7 @@ def test_a_value_of_the_wrong_kind_is_our_type_error(
     with pytest.raises(TypeError) as raised:
         call(table, name, value)
 
+    assert isinstance(raised.value, ParameterTypeError)
     assert not isinstance(raised.value, ConfigurationError)
     assert f"  - {name}=" in str(raised.value)
     assert "Fix: " in str(raised.value)

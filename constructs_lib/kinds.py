@@ -236,7 +236,7 @@ def implements(value: object, interface: type) -> bool:
 
 
 def kind_of(value: object) -> str:
-    """``a float``, ``an aws_cdk.Duration``, ``a aws_cdk.aws_sns.Topic (App/Stack/Topic)``."""
+    """``a float``, ``an aws_cdk.Duration``, ``an aws_cdk.aws_sns.Topic (Stack/Topic)``."""
     if value is None:
         return "None"
     if isinstance(value, (bool, int, float, str, list, tuple, dict)):

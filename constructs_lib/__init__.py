@@ -6,7 +6,7 @@ from importlib import import_module
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.errors import ConfigurationError, Problem
+from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
 
 if TYPE_CHECKING:
     from constructs_lib.alarms import QueueAlarms
@@ -26,6 +26,7 @@ __all__ = [
     "ConfigurationError",
     "ConsumerSettings",
     "LambdaConsumer",
+    "ParameterTypeError",
     "Problem",
     "QueueAlarms",
     "ResilientQueue",

@@ -26,8 +26,10 @@ from aws_cdk import (
     PolicyViolationBeta1,
 )
 
+from constructs_lib import props
 from constructs_lib.audit import discovery, engine, rules
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.errors import ConfigurationError
 
 PLUGIN_NAME = "constructs-lib-queue-resilience"
 PLUGIN_VERSION = "0.1.0"
@@ -37,14 +39,19 @@ PLUGIN_VERSION = "0.1.0"
 class QueueResilienceChecks:
     """Runs rules QR001-QR014 (and QR900/QR901) on the app's own templates.
 
-    ``fail_on``: "error" (default) fails the synth on error findings, "warning" also on
-    warnings, "never" only reports. ``findings`` holds the last run's findings for programs
-    (and tests) that want them.
+    ``findings`` holds the last run's findings for programs (and tests) that want them.
+
+    :param fail_on: "error" (default) fails the synth on error findings, "warning" also on
+        warnings, "info" on any finding, "never" only reports. Another string is a
+        ``ConfigurationError``, another type a ``TypeError``.
     """
 
     def __init__(self, fail_on: str = "error") -> None:
-        if fail_on not in ("error", "warning", "info", "never"):
-            raise ValueError(f"fail_on={fail_on!r}: must be one of error, warning, info, never")
+        arguments = {"fail_on": fail_on}
+        props.CHECKS.check_kinds(lambda: PLUGIN_NAME, arguments)
+        problems = props.CHECKS.read(arguments).problems
+        if problems:
+            raise ConfigurationError(PLUGIN_NAME, problems)
         self._fail_on = fail_on
         self.findings: list[Finding] = []
 

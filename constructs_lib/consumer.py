@@ -53,24 +53,27 @@ def seconds_or_none(duration: Duration | None, prop: str = "duration") -> int | 
             f"not {type(duration).__name__} {duration!r}"
         )
     seconds = duration.to_seconds()
-    if Token.is_unresolved(seconds):
-        return None
-    return int(seconds)
+    if isinstance(seconds, int) or not Token.is_unresolved(seconds):
+        return int(seconds)
+    return None
 
 
 def function_timeout_seconds(
-    function: lambda_.IFunction, function_timeout: Duration | None
+    function: lambda_.IFunction, given: int | None, given_unresolved: bool = False
 ) -> tuple[int | None, list[Problem]]:
     """The consumer's timeout in seconds, read from the function when the app defines it.
 
+    ``given`` is ``function_timeout`` in seconds (its range is checked with the other props).
     An imported function (``Function.from_function_arn``, an alias, a version) hides its timeout,
     so the caller must say it; a defined one without a timeout runs with Lambda's default.
     """
-    given = seconds_or_none(function_timeout, "function_timeout")
     if isinstance(function, lambda_.Function):
         own = function.timeout
         actual = seconds_or_none(own) if own is not None else limits.FUNCTION_TIMEOUT_DEFAULT
-        if given is not None and actual is not None and given != actual:
+        if actual is None:
+            # The function's own timeout is a token: only function_timeout can say it.
+            actual = given
+        elif given is not None and given != actual:
             return actual, [
                 Problem(
                     "function_timeout",
@@ -79,19 +82,31 @@ def function_timeout_seconds(
                     "remove function_timeout: the library reads it from the function",
                 )
             ]
+        if actual is None:
+            return None, [_timeout_needed(function, given_unresolved)]
         return actual, policy.function_timeout_problems("function timeout", actual)
-    if function_timeout is None:
-        return None, [
-            Problem(
-                "function_timeout",
-                None,
-                f"is required for {function.node.path}, whose timeout the app cannot see "
-                "(an imported function, alias or version); the queue's visibility timeout is "
-                "derived from it",
-                "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
-            )
-        ]
-    return given, policy.function_timeout_problems("function_timeout", given)
+    if given is None:
+        return None, [_timeout_needed(function, given_unresolved)]
+    return given, []
+
+
+def _timeout_needed(function: lambda_.IFunction, given_unresolved: bool) -> Problem:
+    if given_unresolved:
+        return Problem(
+            "function_timeout",
+            None,
+            f"is an unresolved token, but the timeout of {function.node.path} must be known at "
+            "synth: the queue's visibility timeout is derived from it",
+            "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
+        )
+    return Problem(
+        "function_timeout",
+        None,
+        f"is required for {function.node.path}, whose timeout the app cannot see "
+        "(an imported function, alias or version, or a timeout that is a token); the queue's "
+        "visibility timeout is derived from it",
+        "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
+    )
 
 
 def make_event_source(

@@ -20,7 +20,20 @@ class Problem:
     severity: Severity = "error"
 
     def describe(self) -> str:
-        return f"{self.prop}={self.value!r}: {self.rule}. Fix: {self.fix}"
+        return f"{self.prop}={show(self.value)}: {self.rule}. Fix: {self.fix}"
+
+
+def show(value: object) -> str:
+    """A value as a message shows it: ``repr`` for plain data, a construct by its path."""
+    if value is None or isinstance(value, (bool, int, float, str, list, tuple, dict)):
+        text = repr(value)
+        return text if len(text) <= 80 else f"{text[:77]}..."
+    human = getattr(value, "to_human_string", None)  # aws_cdk.Duration
+    if callable(human):
+        return f"Duration({human()})"
+    kind = type(value)
+    path = getattr(getattr(value, "node", None), "path", None)
+    return f"<{kind.__module__}.{kind.__qualname__}{f' {path}' if path else ''}>"
 
 
 class ConfigurationError(ValueError):
@@ -35,5 +48,20 @@ class ConfigurationError(ValueError):
         self.problems = tuple(problems)
         count = len(self.problems)
         lines = [f"{construct_path}: {count} configuration problem{'s' if count > 1 else ''}:"]
+        lines += [f"  - {problem.describe()}" for problem in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class ParameterTypeError(TypeError):
+    """Arguments of the wrong kind (a string where a number belongs, a single action where a
+    list belongs...), raised by the call that received them before any reaches jsii, every one
+    listed at once. ``problems`` holds them as for ``ConfigurationError``.
+    """
+
+    def __init__(self, construct_path: str, problems: Sequence[Problem]) -> None:
+        self.construct_path = construct_path
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        lines = [f"{construct_path}: {count} argument{'s' if count > 1 else ''} of the wrong type:"]
         lines += [f"  - {problem.describe()}" for problem in self.problems]
         super().__init__("\n".join(lines))

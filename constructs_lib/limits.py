@@ -53,6 +53,10 @@ BATCHING_WINDOW_MAX: Final = 300  # Lambda guide, services-sqs-parameters; none 
 MAX_CONCURRENCY_MIN: Final = 2  # botocore ScalingConfig.MaximumConcurrency
 MAX_CONCURRENCY_MAX: Final = 1_000  # botocore ScalingConfig.MaximumConcurrency
 
+# --- CloudWatch dashboards (botocore CloudWatch PutDashboard DashboardName) ---------------------
+DASHBOARD_NAME_MAX_LENGTH: Final = 255
+DASHBOARD_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]+$")
+
 # --- Recommendations --------------------------------------------------------------------------
 # Visibility timeout >= 6 x function timeout + batching window.
 # Lambda guide, services-sqs-configure, "Batch window".

@@ -139,23 +139,30 @@ def retention_problems(
         unit,
         "choose a retention period within SQS's range; 14 days gives the most time to inspect failures",
     )
+    return problems + retention_order_problems(fifo, source_retention, dead_letter_retention)
+
+
+def retention_order_problems(
+    fifo: bool, source_retention: int | None, dead_letter_retention: int | None
+) -> list[Problem]:
+    """A standard source must keep messages for less time than its DLQ (ranges aside)."""
     if (
-        not fifo
-        and source_retention is not None
-        and dead_letter_retention is not None
-        and source_retention >= dead_letter_retention
+        fifo
+        or source_retention is None
+        or dead_letter_retention is None
+        or source_retention < dead_letter_retention
     ):
-        problems.append(
-            Problem(
-                "retention_period",
-                source_retention,
-                f"must be shorter than dead_letter_retention_period ({dead_letter_retention} s): a standard "
-                "queue keeps a message's original enqueue time when it moves to the DLQ, so the DLQ would "
-                "delete it on arrival or soon after",
-                "shorten retention_period or lengthen dead_letter_retention_period (at most 14 days)",
-            )
+        return []
+    return [
+        Problem(
+            "retention_period",
+            source_retention,
+            f"must be shorter than dead_letter_retention_period ({dead_letter_retention} s): a standard "
+            "queue keeps a message's original enqueue time when it moves to the DLQ, so the DLQ would "
+            "delete it on arrival or soon after",
+            "shorten retention_period or lengthen dead_letter_retention_period (at most 14 days)",
         )
-    return problems
+    ]
 
 
 def max_receive_count_problems(
@@ -169,22 +176,28 @@ def max_receive_count_problems(
         "",
         "choose how many receives a message gets before it moves to the DLQ, within SQS's range",
     )
-    if (
-        has_lambda_consumer
-        and max_receive_count is not None
-        and limits.MAX_RECEIVE_COUNT_MIN <= max_receive_count < limits.LAMBDA_MIN_RECEIVE_COUNT
-    ):
-        problems.append(
-            Problem(
-                "max_receive_count",
-                max_receive_count,
-                f"is below {limits.LAMBDA_MIN_RECEIVE_COUNT}, the least AWS recommends with a Lambda consumer: "
-                "throttled invocations count as receives, so healthy messages can reach the DLQ",
-                f"raise max_receive_count to at least {limits.LAMBDA_MIN_RECEIVE_COUNT}",
-                severity="warning",
-            )
-        )
+    if has_lambda_consumer:
+        problems += lambda_receive_count_problems(max_receive_count)
     return problems
+
+
+def lambda_receive_count_problems(max_receive_count: int | None) -> list[Problem]:
+    """The warning for fewer receives than AWS recommends with a Lambda consumer."""
+    if (
+        max_receive_count is None
+        or not limits.MAX_RECEIVE_COUNT_MIN <= max_receive_count < limits.LAMBDA_MIN_RECEIVE_COUNT
+    ):
+        return []
+    return [
+        Problem(
+            "max_receive_count",
+            max_receive_count,
+            f"is below {limits.LAMBDA_MIN_RECEIVE_COUNT}, the least AWS recommends with a Lambda consumer: "
+            "throttled invocations count as receives, so healthy messages can reach the DLQ",
+            f"raise max_receive_count to at least {limits.LAMBDA_MIN_RECEIVE_COUNT}",
+            severity="warning",
+        )
+    ]
 
 
 def event_source_problems(
@@ -200,16 +213,7 @@ def event_source_problems(
         f" for a {queue_type} queue",
         f"choose a batch size from {limits.BATCH_SIZE_MIN} to {limits.max_batch_size(fifo)}",
     )
-    if fifo and batching_window:
-        problems.append(
-            Problem(
-                "max_batching_window",
-                batching_window,
-                "is not supported for FIFO queues (Lambda rejects any batching window on them)",
-                "remove max_batching_window",
-            )
-        )
-    else:
+    if not fifo or not batching_window:
         problems += _out_of_range(
             "max_batching_window",
             batching_window,
@@ -218,22 +222,7 @@ def event_source_problems(
             " seconds",
             f"choose a window of at most {limits.BATCHING_WINDOW_MAX} seconds",
         )
-        if (
-            not fifo
-            and batch_size is not None
-            and batch_size > limits.BATCH_SIZE_MAX_WITHOUT_WINDOW
-            and (batching_window or 0) < limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH
-        ):
-            problems.append(
-                Problem(
-                    "max_batching_window",
-                    batching_window or 0,
-                    f"must be at least {limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH} second when batch_size "
-                    f"({batch_size}) is above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
-                    f"set max_batching_window=Duration.seconds(1) or more, or a batch_size of at most "
-                    f"{limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
-                )
-            )
+    problems += batching_problems(fifo, batch_size, batching_window)
     problems += _out_of_range(
         "max_concurrency",
         max_concurrency,
@@ -244,6 +233,38 @@ def event_source_problems(
         "or leave it unset",
     )
     return problems
+
+
+def batching_problems(
+    fifo: bool, batch_size: int | None, batching_window: int | None
+) -> list[Problem]:
+    """Batch size and window together: no window on FIFO, a window for batches above 10."""
+    if fifo and batching_window:
+        return [
+            Problem(
+                "max_batching_window",
+                batching_window,
+                "is not supported for FIFO queues (Lambda rejects any batching window on them)",
+                "remove max_batching_window",
+            )
+        ]
+    if (
+        not fifo
+        and batch_size is not None
+        and batch_size > limits.BATCH_SIZE_MAX_WITHOUT_WINDOW
+        and (batching_window or 0) < limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH
+    ):
+        return [
+            Problem(
+                "max_batching_window",
+                batching_window or 0,
+                f"must be at least {limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH} second when batch_size "
+                f"({batch_size}) is above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
+                f"set max_batching_window=Duration.seconds(1) or more, or a batch_size of at most "
+                f"{limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
+            )
+        ]
+    return []
 
 
 def function_timeout_problems(prop: str, function_timeout: int | None) -> list[Problem]:
@@ -258,16 +279,8 @@ def function_timeout_problems(prop: str, function_timeout: int | None) -> list[P
 
 
 def visibility_factor_problems(factor: float) -> list[Problem]:
-    if factor < 1:
-        return [
-            Problem(
-                "visibility_timeout_factor",
-                factor,
-                "must be at least 1: the queue's visibility timeout may not be shorter than the function timeout",
-                f"use the recommended {limits.VISIBILITY_TIMEOUT_FACTOR}",
-            )
-        ]
-    if factor < limits.VISIBILITY_TIMEOUT_FACTOR:
+    """The warning for a factor below AWS's 6 (the least factor, 1, is a declared range)."""
+    if 1 <= factor < limits.VISIBILITY_TIMEOUT_FACTOR:
         return [
             Problem(
                 "visibility_timeout_factor",

@@ -13,7 +13,6 @@ from aws_cdk import (
     Names,
     RemovalPolicy,
     Stack,
-    Token,
     Validations,
 )
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -22,14 +21,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import limits, policy
+from constructs_lib import limits, policy, props
 from constructs_lib.alarms import AlarmSpec, QueueAlarms, create_alarm, queue_metric
 from constructs_lib.consumer import (
     ConsumerSettings,
     LambdaConsumer,
     function_timeout_seconds,
     make_event_source,
-    seconds_or_none,
 )
 from constructs_lib.errors import ConfigurationError, Problem
 
@@ -50,6 +48,10 @@ class ResilientQueue(Construct):
     source's ARN without referring to the source resource, which would be a circular
     dependency). Changing a property that forces replacement, such as ``fifo``, therefore needs
     a new ``queue_name`` or construct id.
+
+    Every argument is checked for its kind and range before any value reaches CDK: a value of
+    the wrong kind raises ``TypeError``, a value out of range ``ConfigurationError`` (see the
+    parameter tables in the docs).
 
     :param fifo: FIFO queues. Default: inferred from ``queue_name`` (a name ending ``.fifo``),
         else standard. The DLQ always has the source's type.
@@ -99,136 +101,48 @@ class ResilientQueue(Construct):
         in_flight_alarm_threshold: int | None = None,
         removal_policy: RemovalPolicy | None = None,
     ) -> None:
+        arguments = {
+            "scope": scope,
+            "construct_id": construct_id,
+            "fifo": fifo,
+            "queue_name": queue_name,
+            "max_receive_count": max_receive_count,
+            "retention_period": retention_period,
+            "dead_letter_retention_period": dead_letter_retention_period,
+            "visibility_timeout": visibility_timeout,
+            "encryption_key": encryption_key,
+            "content_based_deduplication": content_based_deduplication,
+            "deduplication_scope": deduplication_scope,
+            "fifo_throughput_limit": fifo_throughput_limit,
+            "dead_letter_queue": dead_letter_queue,
+            "alarm_actions": alarm_actions,
+            "ok_actions": ok_actions,
+            "in_flight_alarm_threshold": in_flight_alarm_threshold,
+            "removal_policy": removal_policy,
+        }
+        props.check_new_construct(props.QUEUE, arguments)
         super().__init__(scope, construct_id)
-        problems: list[Problem] = []
-        self.fifo = self._resolve_fifo(fifo, queue_name, problems)
-        name_given = queue_name is not None and not Token.is_unresolved(queue_name)
-        if queue_name is not None and not name_given:
-            self._warn(
-                "unresolvedQueueName",
-                "queue_name is a token: its length and characters are not checked.",
-            )
-        problems += policy.queue_name_problems(
-            "queue_name", queue_name if name_given else None, self.fifo, dead_letter_queue is None
-        )
-        source_retention = self._seconds("retention_period", retention_period)
-        if source_retention is None and retention_period is None:
-            source_retention = limits.RETENTION_DEFAULT
-        if dead_letter_queue is not None and dead_letter_retention_period is not None:
-            problems.append(
-                Problem(
-                    "dead_letter_retention_period",
-                    dead_letter_retention_period.to_human_string(),
-                    "cannot be set together with dead_letter_queue: the given DLQ keeps its own retention",
-                    "set the retention on the queue you pass as dead_letter_queue",
-                )
-            )
-        dead_letter_retention = (
-            _own_retention(dead_letter_queue)
-            if dead_letter_queue is not None
-            else self._seconds(
-                "dead_letter_retention_period",
-                dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
-            )
-        )
-        problems += policy.retention_problems(self.fifo, source_retention, dead_letter_retention)
-        if not Token.is_unresolved(max_receive_count):
-            problems += policy.max_receive_count_problems(
-                max_receive_count, has_lambda_consumer=False
-            )
-        self._explicit_visibility = self._seconds("visibility_timeout", visibility_timeout)
-        if self._explicit_visibility is not None and not (
-            limits.VISIBILITY_TIMEOUT_MIN
-            <= self._explicit_visibility
-            <= limits.VISIBILITY_TIMEOUT_MAX
-        ):
-            problems.append(
-                Problem(
-                    "visibility_timeout",
-                    self._explicit_visibility,
-                    f"must be between {limits.VISIBILITY_TIMEOUT_MIN} and {limits.VISIBILITY_TIMEOUT_MAX} seconds",
-                    "remove visibility_timeout to let the library derive it from the consumers",
-                )
-            )
-        if not self.fifo:
-            problems += [
-                Problem(prop, value, "applies only to FIFO queues", "remove it, or set fifo=True")
-                for prop, value in (
-                    ("content_based_deduplication", content_based_deduplication),
-                    ("deduplication_scope", deduplication_scope),
-                    ("fifo_throughput_limit", fifo_throughput_limit),
-                )
-                if value is not None
-            ]
-        if dead_letter_queue is not None and dead_letter_queue.fifo != self.fifo:
-            problems.append(
-                Problem(
-                    "dead_letter_queue",
-                    dead_letter_queue.node.path,
-                    f"is a {'FIFO' if dead_letter_queue.fifo else 'standard'} queue, but the source is "
-                    f"{'FIFO' if self.fifo else 'standard'}; SQS requires the same type and rejects the deploy",
-                    "pass a DLQ of the source's type, or leave dead_letter_queue unset to get one",
-                )
-            )
-        quota = limits.in_flight_quota(self.fifo)
-        if in_flight_alarm_threshold is not None and not 1 <= in_flight_alarm_threshold <= quota:
-            problems.append(
-                Problem(
-                    "in_flight_alarm_threshold",
-                    in_flight_alarm_threshold,
-                    f"must be between 1 and the in-flight quota of {quota} messages",
-                    "leave it unset for a tenth of the quota, or pick a value in range",
-                )
-            )
-        self._raise_or_warn(problems)
+        given = props.check_queue(arguments)
+        self._report(given.unresolved, given.problems)
 
+        self.fifo = given.fifo
+        """Whether both queues are FIFO."""
         self.max_receive_count = max_receive_count
-        self.source_retention = source_retention
-        self.dead_letter_retention = dead_letter_retention
-        base_name = (
-            policy.strip_fifo_suffix(queue_name)
-            if queue_name is not None
-            else Names.unique_resource_name(
-                self,
-                max_length=limits.QUEUE_NAME_MAX_LENGTH
-                - len(policy.DEAD_LETTER_SUFFIX)
-                - len(limits.FIFO_SUFFIX),
-                allowed_special_characters="-_",
-            )
-        )
-        suffix = limits.FIFO_SUFFIX if self.fifo else ""
-        self.queue_name = f"{base_name}{suffix}"
+        self.source_retention = given.source_retention
+        self.dead_letter_retention = given.dead_letter_retention
+        self._explicit_visibility: int | None = given["visibility_timeout"]
+        self._stack = Stack.of(self)
+        self.queue_name = self._physical_name(queue_name)
         """Physical name of the source queue."""
 
         encryption = sqs.QueueEncryption.KMS if encryption_key else sqs.QueueEncryption.SQS_MANAGED
-        self.dead_letter_queue: sqs.IQueue = dead_letter_queue or sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            queue_name=policy.dead_letter_queue_name(self.queue_name, self.fifo),
-            fifo=self.fifo or None,
-            retention_period=dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
-            encryption=encryption,
-            encryption_master_key=encryption_key,
-            enforce_ssl=True,
-            redrive_allow_policy=sqs.RedriveAllowPolicy(
-                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
-                source_queues=[
-                    sqs.Queue.from_queue_arn(self, "SourceQueueArn", self._source_arn())
-                ],
-            ),
-            removal_policy=removal_policy,
+        self.dead_letter_queue: sqs.IQueue = dead_letter_queue or self._create_dead_letter_queue(
+            dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
+            encryption,
+            encryption_key,
+            removal_policy,
         )
         """The dead-letter queue (created, or the one given)."""
-        if dead_letter_queue is None:
-            # cdk-nag's Serverless pack asks every queue for a redrive policy; a DLQ's own
-            # redrive would move dead letters on, out of sight of this construct's alarms.
-            Validations.of(self.dead_letter_queue).acknowledge(
-                Acknowledgment(
-                    id="Serverless::Serverless-SQSRedrivePolicy",
-                    reason="This queue is a dead-letter queue; a DLQ of its own would hide "
-                    "failed messages from the DLQ alarms.",
-                )
-            )
         self.queue = sqs.Queue(
             self,
             "Queue",
@@ -277,6 +191,9 @@ class ResilientQueue(Construct):
         timeout, at most 12 hours) and grants the function exactly what consuming needs:
         receive, delete and change visibility on this queue, and decrypt with its key.
 
+        :param function: the consumer: a function, alias or version (``lambda_.IFunction``), in
+            this stack or another stack of the same app, account and region; at most once per
+            queue.
         :param batch_size: records per invocation: 1-10 for FIFO, 1-10,000 for standard (above
             10 needs a batching window of at least 1 s). Default: 10.
         :param max_batching_window: how long Lambda gathers records, 0-300 s; not for FIFO.
@@ -293,35 +210,41 @@ class ResilientQueue(Construct):
         :param filters: event filter patterns (``lambda_.FilterCriteria.filter(...)``).
             Default: every message.
         """
-        problems: list[Problem] = []
-        timeout, timeout_problems = function_timeout_seconds(function, function_timeout)
-        problems += timeout_problems
-        window = self._seconds("max_batching_window", max_batching_window)
-        problems += policy.event_source_problems(
-            self.fifo,
-            None if Token.is_unresolved(batch_size) else batch_size,
-            window,
-            None
-            if max_concurrency is None or Token.is_unresolved(max_concurrency)
-            else max_concurrency,
+        arguments = {
+            "function": function,
+            "batch_size": batch_size,
+            "max_batching_window": max_batching_window,
+            "max_concurrency": max_concurrency,
+            "report_batch_item_failures": report_batch_item_failures,
+            "visibility_timeout_factor": visibility_timeout_factor,
+            "function_timeout": function_timeout,
+            "enabled": enabled,
+            "filters": filters,
+        }
+        props.CONSUMER.check_kinds(lambda: self.node.path, arguments)
+        given = props.CONSUMER.read(arguments, self.fifo)
+        problems = props.consumer_misuse_problems(self, self._stack, function) + given.problems
+        timeout, timeout_problems = function_timeout_seconds(
+            function, given["function_timeout"], "function_timeout" in given.unresolved
         )
-        problems += policy.visibility_factor_problems(visibility_timeout_factor)
-        if not Token.is_unresolved(self.max_receive_count):
-            problems += [
-                p
-                for p in policy.max_receive_count_problems(
-                    self.max_receive_count, has_lambda_consumer=True
-                )
-                if p.severity == "warning"
-            ]
+        problems += timeout_problems
+        window: int | None = given["max_batching_window"]
+        factor: float | None = given["visibility_timeout_factor"]
+        problems += policy.batching_problems(self.fifo, given["batch_size"], window)
+        if factor is not None:
+            problems += policy.visibility_factor_problems(factor)
+        if isinstance(self.max_receive_count, int):
+            problems += policy.lambda_receive_count_problems(self.max_receive_count)
         derived = 0
-        if timeout is not None and not any(p.severity == "error" for p in problems):
-            derived = policy.derived_visibility_timeout(
-                timeout, window or 0, visibility_timeout_factor
-            )
+        if (
+            timeout is not None
+            and factor is not None
+            and not any(p.severity == "error" for p in problems)
+        ):
+            derived = policy.derived_visibility_timeout(timeout, window or 0, factor)
             largest = max([derived, *(c.visibility_timeout for c in self.consumers)])
             problems += policy.visibility_problems(largest, self._explicit_visibility)
-        self._raise_or_warn(problems)
+        self._report(given.unresolved, problems)
         assert timeout is not None  # a missing timeout is one of the problems raised above
 
         settings = ConsumerSettings(
@@ -366,10 +289,16 @@ class ResilientQueue(Construct):
     def add_dashboard(self, dashboard_name: str | None = None) -> cloudwatch.Dashboard:
         """A CloudWatch dashboard of this queue, its DLQ, its alarms and its consumers.
 
-        Call it after adding the consumers. Default name: generated by CloudFormation.
+        Call it once, after adding the consumers.
+
+        :param dashboard_name: at most 255 characters of letters, digits, ``-`` and ``_``.
+            Default: generated by CloudFormation.
         """
         from constructs_lib.dashboard import build_dashboard
 
+        arguments = {"dashboard_name": dashboard_name}
+        props.DASHBOARD.check_kinds(lambda: self.node.path, arguments)
+        self._report([], props.dashboard_problems(self, dashboard_name))
         return build_dashboard(self, dashboard_name)
 
     # --- internals ---------------------------------------------------------------------------
@@ -380,10 +309,60 @@ class ResilientQueue(Construct):
         assert isinstance(cfn, sqs.CfnQueue)
         return cfn
 
+    def _physical_name(self, queue_name: str | None) -> str:
+        """The given base name, or one generated from the path, with room for the suffixes."""
+        base_name = (
+            policy.strip_fifo_suffix(queue_name)
+            if queue_name is not None
+            else Names.unique_resource_name(
+                self,
+                max_length=limits.QUEUE_NAME_MAX_LENGTH
+                - len(policy.DEAD_LETTER_SUFFIX)
+                - len(limits.FIFO_SUFFIX),
+                allowed_special_characters="-_",
+            )
+        )
+        return f"{base_name}{limits.FIFO_SUFFIX if self.fifo else ''}"
+
+    def _create_dead_letter_queue(
+        self,
+        retention_period: Duration,
+        encryption: sqs.QueueEncryption,
+        encryption_key: kms.IKey | None,
+        removal_policy: RemovalPolicy | None,
+    ) -> sqs.Queue:
+        dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            queue_name=policy.dead_letter_queue_name(self.queue_name, self.fifo),
+            fifo=self.fifo or None,
+            retention_period=retention_period,
+            encryption=encryption,
+            encryption_master_key=encryption_key,
+            enforce_ssl=True,
+            redrive_allow_policy=sqs.RedriveAllowPolicy(
+                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
+                source_queues=[
+                    sqs.Queue.from_queue_arn(self, "SourceQueueArn", self._source_arn())
+                ],
+            ),
+            removal_policy=removal_policy,
+        )
+        # cdk-nag's Serverless pack asks every queue for a redrive policy; a DLQ's own
+        # redrive would move dead letters on, out of sight of this construct's alarms.
+        Validations.of(dead_letter_queue).acknowledge(
+            Acknowledgment(
+                id="Serverless::Serverless-SQSRedrivePolicy",
+                reason="This queue is a dead-letter queue; a DLQ of its own would hide "
+                "failed messages from the DLQ alarms.",
+            )
+        )
+        return dead_letter_queue
+
     def _source_arn(self) -> str:
         # Formatted from the physical name, not Fn::GetAtt: the DLQ's redrive-allow policy would
         # otherwise refer to the source, whose redrive policy refers to the DLQ (a cycle).
-        return Stack.of(self).format_arn(
+        return self._stack.format_arn(
             service="sqs", resource=self.queue_name, arn_format=ArnFormat.NO_RESOURCE_NAME
         )
 
@@ -447,50 +426,15 @@ class ResilientQueue(Construct):
             }
         )
 
-    def _resolve_fifo(
-        self, fifo: bool | None, queue_name: str | None, problems: list[Problem]
-    ) -> bool:
-        name_says_fifo = (
-            queue_name is not None
-            and not Token.is_unresolved(queue_name)
-            and queue_name.endswith(limits.FIFO_SUFFIX)
-        )
-        if fifo is False and name_says_fifo:
-            problems.append(
-                Problem(
-                    "queue_name",
-                    queue_name,
-                    "ends with '.fifo', which only FIFO queues may, but fifo=False",
-                    "remove '.fifo' from the name, or set fifo=True",
-                )
-            )
-        return bool(fifo) if fifo is not None else name_says_fifo
-
-    def _seconds(self, prop: str, duration: Duration | None) -> int | None:
-        seconds = seconds_or_none(duration, prop)
-        if duration is not None and seconds is None:
-            self._warn(
-                f"unresolved_{prop}", f"{prop} is a token: the rules that use it are not checked."
-            )
-        return seconds
-
     def _warn(self, warning_id: str, message: str) -> None:
         Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{warning_id}", message)
 
-    def _raise_or_warn(self, problems: list[Problem]) -> None:
+    def _report(self, unresolved: Sequence[str], problems: Sequence[Problem]) -> None:
+        """Warn about the tokens not judged; raise the errors at once, else warn the rest."""
+        for prop in unresolved:
+            self._warn(*props.unresolved_warning(prop))
         errors = [p for p in problems if p.severity == "error"]
         if errors:
             raise ConfigurationError(self.node.path, errors)
         for problem in problems:
             self._warn(problem.prop, problem.describe())
-
-
-def _own_retention(queue: sqs.IQueue) -> int | None:
-    """The retention of a queue defined in this app, when it can be read; None otherwise."""
-    cfn = queue.node.default_child
-    if not isinstance(cfn, sqs.CfnQueue):
-        return None
-    value = cfn.message_retention_period
-    if value is None:
-        return limits.RETENTION_DEFAULT
-    return None if Token.is_unresolved(value) else int(value)

@@ -96,6 +96,8 @@ def test_wheel_holds_every_module_and_nothing_else(wheel: Path) -> None:
     assert "constructs_lib/queue.py" in packaged
     assert "constructs_lib/audit/cli.py" in packaged
     assert packaged == source
+    # PEP 561: users' type checkers read the package's annotations only with this marker.
+    assert "constructs_lib/py.typed" in names
     outside = [n for n in names if not n.startswith(("constructs_lib/", "constructs_lib-"))]
     assert outside == []
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]

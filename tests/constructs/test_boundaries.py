@@ -97,13 +97,13 @@ QUEUE_CASES = [
     ),
     # In-flight alarm threshold: 1 to the in-flight quota.
     case(
-        "must be between 1 and the in-flight quota of 120000",
+        "must be between 1 and 120000 messages for a standard queue: the in-flight quota",
         id="in-flight-0",
         in_flight_alarm_threshold=0,
     ),
     case(None, id="in-flight-120000", in_flight_alarm_threshold=120_000),
     case(
-        "must be between 1 and the in-flight quota of 120000",
+        "must be between 1 and 120000 messages for a standard queue: the in-flight quota",
         id="in-flight-120001",
         in_flight_alarm_threshold=120_001,
     ),
@@ -264,7 +264,8 @@ def test_every_problem_of_one_call_is_listed_at_once(stack: cdk.Stack) -> None:
             content_based_deduplication=True,
         )
     props = [problem.prop for problem in raised.value.problems]
-    assert props == ["retention_period", "max_receive_count", "content_based_deduplication"]
+    # In the order of the signature, then the rules between props.
+    assert props == ["max_receive_count", "retention_period", "content_based_deduplication"]
     assert "3 configuration problems" in str(raised.value)
 
 
@@ -302,10 +303,10 @@ def test_unresolved_tokens_are_not_judged_but_warned_about(stack: cdk.Stack) -> 
     "prop", ["retention_period", "dead_letter_retention_period", "visibility_timeout"]
 )
 def test_fails_with_a_clear_type_error_for_plain_numbers(stack: cdk.Stack, prop: str) -> None:
-    with pytest.raises(
-        TypeError, match=re.escape(f"{prop} must be an aws_cdk.Duration such as Duration.seconds")
-    ):
+    with pytest.raises(TypeError) as raised:
         ResilientQueue(stack, "Orders", **{prop: 300})
+    assert f"{prop}=300: is an int, not an aws_cdk.Duration" in str(raised.value)
+    assert f"Fix: pass {prop}=Duration.seconds(300)" in str(raised.value)
 
 
 def test_fails_with_a_clear_type_error_for_a_plain_batching_window(
@@ -313,6 +314,6 @@ def test_fails_with_a_clear_type_error_for_a_plain_batching_window(
 ) -> None:
     queue = ResilientQueue(stack, "Orders")
     with pytest.raises(
-        TypeError, match=re.escape("max_batching_window must be an aws_cdk.Duration")
+        TypeError, match=re.escape("max_batching_window=5: is an int, not an aws_cdk.Duration")
     ):
         queue.add_lambda_consumer(make_function(), max_batching_window=5)  # type: ignore[arg-type]

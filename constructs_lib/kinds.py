@@ -1,0 +1,261 @@
+"""Kinds of value a public parameter may accept, and how a wrong one is described.
+
+Python's own semantics are stated here rather than borrowed from ``int()`` or ``float()``:
+``bool`` is not a number; a float where AWS counts whole units is refused, not rounded, even when
+it is integral; a string is never a number; jsii interfaces (``kms.IKey`` ...) are checked by
+the jsii types an object declares, since ``isinstance`` cannot check them. Each kind's ``wrong``
+returns why a value is not of the kind and the fix, or ``None``; ``constructs_lib.props``
+declares which kind each parameter takes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aws_cdk import Duration, Token
+from constructs import Construct
+from jsii._reference_map import InterfaceDynamicProxy
+
+# --- the kinds ------------------------------------------------------------
+
+
+class Kind:
+    """One kind of value. ``wrong`` says why a value is not of this kind, and the fix."""
+
+    accepts: str = ""
+    """In the docs' and the messages' words, e.g. ``an int``."""
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Whole(Kind):
+    """An ``int`` (not a ``bool``): AWS counts these in whole units. A token number is accepted."""
+
+    units: str
+    accepts: str = "an `int`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return None
+        if isinstance(value, float):
+            if math.isfinite(value) and Token.is_unresolved(value):
+                return None
+            if math.isfinite(value) and value.is_integer():
+                fix = f"pass {prop}={int(value)}"
+            else:
+                fix = f"pass a whole number of {self.units} as an int"
+            return (
+                f"is a float; AWS counts whole {self.units}, so a float is refused, not rounded",
+                fix,
+            )
+        return (
+            f"is {kind_of(value)}, not a number",
+            f"pass a whole number of {self.units} as an int",
+        )
+
+
+@dataclass(frozen=True)
+class Number(Kind):
+    """An ``int`` or a finite ``float`` (not a ``bool``), known at synth: no token."""
+
+    accepts: str = "an `int` or a `float`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return None
+        return f"is {kind_of(value)}, not a number", f"pass a number such as {prop}=6"
+
+
+@dataclass(frozen=True)
+class Seconds(Kind):
+    """An ``aws_cdk.Duration`` of whole seconds (checked once read); a token duration is accepted."""
+
+    accepts: str = "an `aws_cdk.Duration` of whole seconds"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, Duration):
+            return None
+        seconds = value if isinstance(value, int) and not isinstance(value, bool) else 30
+        return (
+            f"is {kind_of(value)}, not an aws_cdk.Duration",
+            f"pass {prop}=Duration.seconds({seconds}) (or Duration.minutes, Duration.days)",
+        )
+
+
+@dataclass(frozen=True)
+class Flag(Kind):
+    accepts: str = "a `bool`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, bool):
+            return None
+        return f"is {kind_of(value)}, not a bool", f"pass {prop}=True or {prop}=False"
+
+
+@dataclass(frozen=True)
+class Text(Kind):
+    accepts: str = "a `str`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, str):
+            return None
+        return f"is {kind_of(value)}, not a str", f"pass {prop} as a str"
+
+
+@dataclass(frozen=True)
+class Choice(Kind):
+    """One of a few strings; another string is a wrong value (a ConfigurationError)."""
+
+    choices: tuple[str, ...]
+
+    @property
+    def accepts(self) -> str:  # type: ignore[override]
+        return "one of " + ", ".join(f'`"{c}"`' for c in self.choices)
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, str):
+            return None
+        return f"is {kind_of(value)}, not a str", f'pass {prop}="{self.choices[0]}"'
+
+
+@dataclass(frozen=True)
+class Instance(Kind):
+    """An instance of a class: a jsii enum such as ``sqs.DeduplicationScope``, or ``Construct``."""
+
+    cls: type
+    label: str
+    example: str
+
+    @property
+    def accepts(self) -> str:  # type: ignore[override]
+        return f"{_article(self.label)} `{self.label}`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, self.cls):
+            return None
+        return f"is {kind_of(value)}, not a {self.label}", f"pass {prop}={self.example}"
+
+
+@dataclass(frozen=True)
+class Implements(Kind):
+    """An object that implements a jsii interface (``kms.IKey``, ``sqs.IQueue`` ...): a construct
+    defined in the app, an imported one (``from_..._arn``), or a Python class decorated with
+    ``@jsii.implements``."""
+
+    interface: type
+    label: str
+    example: str
+
+    @property
+    def accepts(self) -> str:  # type: ignore[override]
+        return f"{_article(self.label)} `{self.label}`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if implements(value, self.interface):
+            return None
+        return f"is {kind_of(value)}, not a {self.label}", f"pass {prop}={self.example}"
+
+
+@dataclass(frozen=True)
+class SequenceOf(Kind):
+    """A list or tuple of items of one kind; a single item is named as such."""
+
+    item: Kind
+    noun: str
+
+    @property
+    def accepts(self) -> str:  # type: ignore[override]
+        return f"a list of `{self.noun}`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                reason = self.item.wrong(f"{prop}[{index}]", item)
+                if reason is not None:
+                    return f"holds at [{index}] a value that {reason[0]}", reason[1]
+            return None
+        if self.item.wrong(prop, value) is None:
+            return (
+                f"is a single {self.noun}, where a sequence belongs",
+                f"wrap it in a list: {prop}=[...]",
+            )
+        return f"is {kind_of(value)}, not a list", f"pass {prop} as a list of {self.noun}"
+
+
+@dataclass(frozen=True)
+class Dictionary(Kind):
+    accepts: str = "a `dict`"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if isinstance(value, Mapping):
+            return None
+        return f"is {kind_of(value)}, not a dict", "pass lambda_.FilterCriteria.filter({...})"
+
+
+# --- reading a value's kind, for the messages -------------------------------------------------
+
+
+_JSII_TYPES: dict[type, frozenset[str]] = {}
+
+
+def _jsii_types(cls: type) -> frozenset[str]:
+    """The jsii type names a Python class stands for: its own and every interface it declares."""
+    if cls in _JSII_TYPES:
+        return _JSII_TYPES[cls]
+    found: set[str] = set()
+    for klass in cls.__mro__:
+        own = klass.__dict__.get("__jsii_type__")
+        if own:
+            found.add(own)
+        for interface in klass.__dict__.get("__jsii_ifaces__", ()):
+            found.update(
+                i.__dict__["__jsii_type__"]
+                for i in interface.__mro__
+                if "__jsii_type__" in i.__dict__
+            )
+    _JSII_TYPES[cls] = frozenset(found)
+    return _JSII_TYPES[cls]
+
+
+def _delegates(value: object) -> list[object]:
+    # Objects that jsii returns as an interface (Key.from_key_arn ...) are dynamic proxies.
+    if isinstance(value, InterfaceDynamicProxy):
+        return list(value._delegates)
+    return [value]
+
+
+def implements(value: object, interface: type) -> bool:
+    """Whether ``value`` implements the jsii interface (``isinstance`` cannot tell: jsii's
+    interfaces are protocols that are not runtime-checkable)."""
+    wanted = interface.__dict__.get("__jsii_type__")
+    return any(wanted in _jsii_types(type(d)) for d in _delegates(value))
+
+
+def kind_of(value: object) -> str:
+    """``a float``, ``an aws_cdk.Duration``, ``an aws_cdk.aws_sns.Topic (Stack/Topic)``."""
+    if value is None:
+        return "None"
+    if isinstance(value, (bool, int, float, str, list, tuple, dict)):
+        name = type(value).__name__
+        return f"{_article(name)} {name}"
+    if isinstance(value, Duration):
+        return "an aws_cdk.Duration"
+    classes = [type(d) for d in _delegates(value)]
+    names = [f"{c.__module__}.{c.__qualname__}" for c in classes if c.__module__ != "aws_cdk"]
+    name = " + ".join(names or [f"{c.__module__}.{c.__qualname__}" for c in classes])
+    path = _path(value)
+    return f"{_article(name)} {name}" + (f" ({path})" if path else "")
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _path(value: object) -> str | None:
+    if isinstance(value, Construct):
+        return value.node.path
+    return None

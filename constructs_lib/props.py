@@ -1,0 +1,752 @@
+"""Every public parameter, declared once: the kind of value it accepts, its range and its unit.
+
+Each call of the public API (``ResilientQueue(...)``, ``add_lambda_consumer``, ``add_dashboard``,
+``QueueResilienceChecks(...)``) passes its arguments to its table before any of them reaches
+jsii: a value of the wrong kind is a ``ParameterTypeError`` (a ``TypeError``), a value out of
+range a ``Problem`` that the call raises with its other problems as one ``ConfigurationError``.
+A table must name exactly the parameters of its call, so no parameter goes unchecked; the
+README and docs/api.md tables are rendered from these (and tested against them).
+
+Python's own semantics are stated here rather than borrowed from ``int()`` or ``float()``:
+``bool`` is not a number; a float where AWS counts whole units is refused, not rounded, even when
+it is integral; NaN and infinities are refused; a string is never a number; a duration where AWS
+counts whole seconds must be whole seconds. Unresolved tokens are accepted wherever CDK accepts
+them and reported in ``Given.unresolved``, so the caller can warn that they were not judged.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from constructs_lib import limits, policy
+from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
+from constructs_lib.kinds import (
+    Choice,
+    Dictionary,
+    Flag,
+    Implements,
+    Instance,
+    Kind,
+    Number,
+    Seconds,
+    SequenceOf,
+    Text,
+    Whole,
+    kind_of,
+)
+
+# --- the parameter and its table ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Range:
+    """``low`` to ``high`` (``None``: no upper bound) in ``unit``; FIFO queues may allow less."""
+
+    low: int
+    high: int | None
+    unit: str = ""
+    fifo_high: int | None = None
+    why: str = ""
+
+    def bounds(self, fifo: bool) -> tuple[int, int | None]:
+        return self.low, self.fifo_high if fifo and self.fifo_high is not None else self.high
+
+    def render(self) -> str:
+        """For the docs: ``1-1,000``, ``60-1,209,600 s``, ``at least 1``."""
+        unit = f" {self.unit}" if self.unit else ""
+        text = (
+            f"at least {self.low:,}{unit}"
+            if self.high is None
+            else f"{self.low:,}-{self.high:,}{unit}"
+        )
+        if self.fifo_high is not None and self.fifo_high != self.high:
+            text += f" (FIFO {self.low:,}-{self.fifo_high:,})"
+        return text
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a public call: its kind, whether ``None`` means "not set", its range,
+    and the default and rule the docs state."""
+
+    name: str
+    kind: Kind
+    default: str
+    rule: str = ""
+    optional: bool = False
+    range: Range | None = None
+    fix: str = ""
+    documented: bool = True
+
+    def accepts(self) -> str:
+        """What the messages and the docs say this parameter accepts."""
+        return self.kind.accepts + (" or `None`" if self.optional else "")
+
+    def accepts_in_words(self) -> str:
+        """``accepts()`` with the range, for messages (no markdown)."""
+        text = self.accepts().replace("`", "")
+        return f"{text} ({self.range.render()})" if self.range else text
+
+    def range_problem(self, value: int | float, fifo: bool) -> Problem | None:
+        if self.range is None:
+            return None
+        low, high = self.range.bounds(fifo)
+        if low <= value and (high is None or value <= high):
+            return None
+        unit = {"s": " seconds", "": ""}.get(self.range.unit, f" {self.range.unit}")
+        if high is None:
+            rule = f"must be at least {low}{unit}"
+        else:
+            rule = f"must be between {low} and {high}{unit}"
+            if self.range.fifo_high is not None:
+                rule += " for a FIFO queue" if fifo else " for a standard queue"
+        if self.range.why:
+            rule += f": {self.range.why}"
+        return Problem(self.name, value, rule, self.fix)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A call's arguments as the checks read them: durations in whole seconds, numbers as
+    numbers, ``None`` for "not set" and for unresolved tokens (named in ``unresolved``)."""
+
+    values: Mapping[str, Any]
+    problems: list[Problem] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+
+@dataclass(frozen=True)
+class Table:
+    """The parameters of one public call, in the order of its signature."""
+
+    call: str
+    params: tuple[Param, ...]
+
+    @functools.cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def check_kinds(self, path: Callable[[], str], arguments: Mapping[str, object]) -> None:
+        """Raise one ``ParameterTypeError`` naming every argument of the wrong kind."""
+        if tuple(arguments) != self.names:
+            # A parameter added to a call without its declaration (or the reverse): a bug here.
+            raise RuntimeError(f"{self.call} passes {tuple(arguments)}, its table {self.names}")
+        problems: list[Problem] = []
+        for param in self.params:
+            value = arguments[param.name]
+            if value is None and param.optional:
+                continue
+            reason = param.kind.wrong(param.name, value)
+            if reason is not None:
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        f"{reason[0]}; {self.call} accepts {param.accepts_in_words()}",
+                        reason[1],
+                    )
+                )
+        if problems:
+            raise ParameterTypeError(path(), problems)
+
+    def read(self, arguments: Mapping[str, object], fifo: bool = False) -> Given:
+        """Values in the units AWS counts, and every value outside its range (call after
+        ``check_kinds``)."""
+        values: dict[str, Any] = {}
+        problems: list[Problem] = []
+        unresolved: list[str] = []
+        for param in self.params:
+            value = arguments[param.name]
+            if isinstance(value, Duration):
+                value, problem = _whole_seconds(param, value)
+                if problem is not None:
+                    problems.append(problem)
+                    value = None
+                elif value is None:
+                    unresolved.append(param.name)
+            elif isinstance(value, float) and isinstance(param.kind, Whole):
+                unresolved.append(param.name)  # a float that passed the kind check is a token
+                value = None
+            elif isinstance(value, float) and not math.isfinite(value):
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        "must be a finite number (NaN and infinities are refused)",
+                        param.fix or "pass a finite number",
+                    )
+                )
+                value = None
+            elif isinstance(value, float) and Token.is_unresolved(value):
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        "is an unresolved token, but it must be known at synth (the library "
+                        "computes with it)",
+                        "pass a plain number",
+                    )
+                )
+                value = None
+            elif isinstance(param.kind, Choice) and value not in param.kind.choices:
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        f"must be {param.kind.accepts.replace('`', '')}",
+                        param.fix,
+                    )
+                )
+            values[param.name] = value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                problem = param.range_problem(value, fifo)
+                if problem is not None:
+                    problems.append(problem)
+        return Given(values, problems, unresolved)
+
+    def render_markdown(self) -> str:
+        """The docs' table of this call's parameters."""
+        lines = ["| prop | accepts | default | range and rule |", "|---|---|---|---|"]
+        for param in self.params:
+            if not param.documented:
+                continue
+            rule = "; ".join(
+                part for part in (param.range.render() if param.range else "", param.rule) if part
+            )
+            lines.append(f"| `{param.name}` | {param.accepts()} | {param.default} | {rule} |")
+        return "\n".join(lines)
+
+
+def _whole_seconds(param: Param, duration: Duration) -> tuple[int | None, Problem | None]:
+    seconds = duration.to_seconds(integral=False)
+    if isinstance(seconds, int):
+        return seconds, None
+    if Token.is_unresolved(seconds):
+        return None, None
+    if seconds.is_integer():
+        return int(seconds), None
+    return None, Problem(
+        param.name,
+        duration,
+        f"is {seconds:g} s, but AWS counts whole seconds here; fractions are refused, not rounded",
+        f"pass {param.name}=Duration.seconds({max(math.ceil(seconds), 1)}) or another whole number of seconds",
+    )
+
+
+# --- the tables -------------------------------------------------------------------------------
+
+_RETENTION = Range(limits.RETENTION_MIN, limits.RETENTION_MAX, "s")
+_SECONDS_FIX = "choose a retention period within SQS's range"
+
+SCOPE = Param(
+    "scope",
+    Instance(Construct, "constructs.Construct", "stack"),
+    "",
+    documented=False,
+)
+CONSTRUCT_ID = Param("construct_id", Text(), "", documented=False)
+QUEUE = Table(
+    "ResilientQueue",
+    (
+        SCOPE,
+        CONSTRUCT_ID,
+        Param(
+            "fifo",
+            Flag(),
+            "inferred from `queue_name` ending `.fifo`, else standard",
+            "the DLQ always has the source's type; `False` with a name ending `.fifo` is an error",
+            optional=True,
+        ),
+        Param(
+            "queue_name",
+            Text(),
+            "generated from the construct path",
+            f"base name; with `-dlq` and `.fifo` at most {limits.QUEUE_NAME_MAX_LENGTH} "
+            "characters of `A-Z a-z 0-9 - _`",
+            optional=True,
+        ),
+        Param(
+            "max_receive_count",
+            Whole("receives"),
+            f"{limits.MAX_RECEIVE_COUNT_DEFAULT}",
+            f"below {limits.LAMBDA_MIN_RECEIVE_COUNT} warns once a Lambda consumer is added",
+            range=Range(limits.MAX_RECEIVE_COUNT_MIN, limits.MAX_RECEIVE_COUNT_MAX),
+            fix="choose how many receives a message gets before it moves to the DLQ, within SQS's range",
+        ),
+        Param(
+            "retention_period",
+            Seconds(),
+            "4 days (SQS's default)",
+            "on a standard queue, shorter than the DLQ's",
+            optional=True,
+            range=_RETENTION,
+            fix=_SECONDS_FIX,
+        ),
+        Param(
+            "dead_letter_retention_period",
+            Seconds(),
+            "14 days",
+            "not with `dead_letter_queue`",
+            optional=True,
+            range=_RETENTION,
+            fix=f"{_SECONDS_FIX}; 14 days gives the most time to inspect failures",
+        ),
+        Param(
+            "visibility_timeout",
+            Seconds(),
+            "derived from the consumers; 30 s without one",
+            "below the derived value is an error",
+            optional=True,
+            range=Range(limits.VISIBILITY_TIMEOUT_MIN, limits.VISIBILITY_TIMEOUT_MAX, "s"),
+            fix="remove visibility_timeout to let the library derive it from the consumers",
+        ),
+        Param(
+            "encryption_key",
+            Implements(kms.IKey, "kms.IKey", "kms.Key(stack, 'Key')"),
+            "none: SSE-SQS on both queues",
+            "SSE-KMS on both queues with this one key",
+            optional=True,
+        ),
+        Param(
+            "content_based_deduplication",
+            Flag(),
+            "SQS's (off)",
+            "FIFO only; an error on a standard queue",
+            optional=True,
+        ),
+        Param(
+            "deduplication_scope",
+            Instance(
+                sqs.DeduplicationScope,
+                "sqs.DeduplicationScope",
+                "sqs.DeduplicationScope.MESSAGE_GROUP",
+            ),
+            "SQS's (`QUEUE`)",
+            "FIFO only; an error on a standard queue",
+            optional=True,
+        ),
+        Param(
+            "fifo_throughput_limit",
+            Instance(
+                sqs.FifoThroughputLimit,
+                "sqs.FifoThroughputLimit",
+                "sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID",
+            ),
+            "SQS's (`PER_QUEUE`)",
+            "FIFO only; an error on a standard queue",
+            optional=True,
+        ),
+        Param(
+            "dead_letter_queue",
+            Implements(sqs.IQueue, "sqs.IQueue", "sqs.Queue(stack, 'Dlq')"),
+            "one is created",
+            "an existing queue of the source's type; you own its retention and redrive-allow policy",
+            optional=True,
+        ),
+        Param(
+            "alarm_actions",
+            SequenceOf(
+                Implements(
+                    cloudwatch.IAlarmAction,
+                    "cloudwatch.IAlarmAction",
+                    "cloudwatch_actions.SnsAction(topic)",
+                ),
+                "cloudwatch.IAlarmAction",
+            ),
+            "none",
+            "applied to every alarm when it fires",
+        ),
+        Param(
+            "ok_actions",
+            SequenceOf(
+                Implements(
+                    cloudwatch.IAlarmAction,
+                    "cloudwatch.IAlarmAction",
+                    "cloudwatch_actions.SnsAction(topic)",
+                ),
+                "cloudwatch.IAlarmAction",
+            ),
+            "none",
+            "applied to every alarm when it recovers",
+        ),
+        Param(
+            "in_flight_alarm_threshold",
+            Whole("messages"),
+            f"{policy.default_in_flight_threshold(False):,} (a tenth of the "
+            f"{limits.IN_FLIGHT_QUOTA_STANDARD:,} in-flight quota)",
+            "up to the queue's in-flight quota",
+            optional=True,
+            range=Range(
+                1,
+                limits.IN_FLIGHT_QUOTA_STANDARD,
+                "messages",
+                fifo_high=limits.IN_FLIGHT_QUOTA_FIFO,
+                why="the in-flight quota, past which consumers stall",
+            ),
+            fix="leave it unset for a tenth of the in-flight quota, or pick a value in range",
+        ),
+        Param(
+            "removal_policy",
+            Instance(RemovalPolicy, "aws_cdk.RemovalPolicy", "RemovalPolicy.RETAIN"),
+            "CDK's (destroy)",
+            "applied to both queues",
+            optional=True,
+        ),
+    ),
+)
+
+CONSUMER = Table(
+    "add_lambda_consumer",
+    (
+        Param(
+            "function",
+            Implements(
+                lambda_.IFunction, "lambda_.IFunction", "lambda_.Function(stack, 'Worker', ...)"
+            ),
+            "required",
+            "a function, alias or version; each at most once per queue",
+        ),
+        Param(
+            "batch_size",
+            Whole("records"),
+            f"{limits.BATCH_SIZE_DEFAULT}",
+            f"above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW} only with a window of "
+            f"{limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH} s or more",
+            range=Range(
+                limits.BATCH_SIZE_MIN,
+                limits.BATCH_SIZE_MAX_STANDARD,
+                fifo_high=limits.BATCH_SIZE_MAX_FIFO,
+            ),
+            fix="choose a batch size within Lambda's range for this queue type",
+        ),
+        Param(
+            "max_batching_window",
+            Seconds(),
+            "none",
+            "none on FIFO",
+            optional=True,
+            range=Range(0, limits.BATCHING_WINDOW_MAX, "s"),
+            fix=f"choose a window of at most {limits.BATCHING_WINDOW_MAX} seconds",
+        ),
+        Param(
+            "max_concurrency",
+            Whole("invocations"),
+            "no limit",
+            "",
+            optional=True,
+            range=Range(limits.MAX_CONCURRENCY_MIN, limits.MAX_CONCURRENCY_MAX),
+            fix=f"choose a maximum concurrency from {limits.MAX_CONCURRENCY_MIN} to "
+            f"{limits.MAX_CONCURRENCY_MAX}, or leave it unset",
+        ),
+        Param(
+            "report_batch_item_failures",
+            Flag(),
+            "on",
+            "only the failed messages of a batch are retried",
+        ),
+        Param(
+            "visibility_timeout_factor",
+            Number(),
+            f"{limits.VISIBILITY_TIMEOUT_FACTOR}",
+            f"below {limits.VISIBILITY_TIMEOUT_FACTOR} warns",
+            range=Range(
+                1,
+                None,
+                why="the queue's visibility timeout may not be shorter than the function timeout",
+            ),
+            fix=f"use the recommended {limits.VISIBILITY_TIMEOUT_FACTOR}",
+        ),
+        Param(
+            "function_timeout",
+            Seconds(),
+            "read from the function",
+            "required for imported functions, aliases and versions",
+            optional=True,
+            range=Range(limits.FUNCTION_TIMEOUT_MIN, limits.FUNCTION_TIMEOUT_MAX, "s"),
+            fix=f"give the function's real timeout (Lambda allows {limits.FUNCTION_TIMEOUT_MIN} "
+            f"to {limits.FUNCTION_TIMEOUT_MAX} seconds)",
+        ),
+        Param("enabled", Flag(), "on", "whether the event source polls"),
+        Param(
+            "filters",
+            SequenceOf(Dictionary(), "dict"),
+            "every message",
+            "`lambda_.FilterCriteria.filter(...)`; passed to the event source",
+            optional=True,
+        ),
+    ),
+)
+
+DASHBOARD = Table(
+    "add_dashboard",
+    (
+        Param(
+            "dashboard_name",
+            Text(),
+            "generated by CloudFormation",
+            f"at most {limits.DASHBOARD_NAME_MAX_LENGTH} characters of `A-Z a-z 0-9 - _`; "
+            "one dashboard per queue",
+            optional=True,
+        ),
+    ),
+)
+
+CHECKS = Table(
+    "QueueResilienceChecks",
+    (
+        Param(
+            "fail_on",
+            Choice(("error", "warning", "info", "never")),
+            '`"error"`',
+            "findings of this severity or above fail the synth; `never` only reports",
+            fix='pass fail_on="error", "warning", "info" or "never"',
+        ),
+    ),
+)
+
+TABLES = (QUEUE, CONSUMER, DASHBOARD, CHECKS)
+
+
+# --- the checks of one call, beyond the table: rules between parameters, misuse of the API -----
+
+
+def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
+    """Kinds of every argument, and a free construct id, before the construct joins the tree."""
+    scope, construct_id = arguments["scope"], arguments["construct_id"]
+
+    def path() -> str:
+        if not isinstance(scope, Construct):
+            return f"{table.call} {construct_id!r}"
+        return "/".join(part for part in (scope.node.path, str(construct_id)) if part)
+
+    table.check_kinds(path, arguments)
+    sibling = scope.node.try_find_child(construct_id)
+    if sibling is not None:
+        raise ConfigurationError(
+            path(),
+            [
+                Problem(
+                    "construct_id",
+                    construct_id,
+                    f"is already the id of {kind_of(sibling)} in {scope.node.path or 'the app'}; "
+                    "construct ids must be unique within their scope",
+                    "choose another id (renaming an existing construct replaces its resources)",
+                )
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class QueueGiven(Given):
+    fifo: bool = False
+    source_retention: int | None = None
+    dead_letter_retention: int | None = None
+
+
+def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
+    """Every problem of a ``ResilientQueue(...)`` call: the table's ranges, then the rules
+    between props. Call after ``check_new_construct``."""
+    queue_name: str | None = arguments["queue_name"]
+    dead_letter_queue: sqs.IQueue | None = arguments["dead_letter_queue"]
+    name_known = queue_name is not None and not Token.is_unresolved(queue_name)
+    fifo, problems = _resolve_fifo(arguments["fifo"], queue_name if name_known else None)
+    given = QUEUE.read(arguments, fifo)
+    unresolved = list(given.unresolved)
+    if queue_name is not None and not name_known:
+        unresolved.insert(0, "queue_name")
+    problems = given.problems + problems
+    problems += policy.queue_name_problems(
+        "queue_name", queue_name if name_known else None, fifo, dead_letter_queue is None
+    )
+    source_retention = given["retention_period"]
+    if arguments["retention_period"] is None:
+        source_retention = limits.RETENTION_DEFAULT
+    if dead_letter_queue is not None and arguments["dead_letter_retention_period"] is not None:
+        problems.append(
+            Problem(
+                "dead_letter_retention_period",
+                arguments["dead_letter_retention_period"],
+                "cannot be set together with dead_letter_queue: the given DLQ keeps its own retention",
+                "set the retention on the queue you pass as dead_letter_queue",
+            )
+        )
+    if dead_letter_queue is not None:
+        dead_letter_retention = _own_retention(dead_letter_queue)
+    elif arguments["dead_letter_retention_period"] is None:
+        dead_letter_retention = limits.RETENTION_MAX
+    else:
+        dead_letter_retention = given["dead_letter_retention_period"]
+    problems += policy.retention_order_problems(fifo, source_retention, dead_letter_retention)
+    if not fifo:
+        problems += [
+            Problem(
+                prop, arguments[prop], "applies only to FIFO queues", "remove it, or set fifo=True"
+            )
+            for prop in (
+                "content_based_deduplication",
+                "deduplication_scope",
+                "fifo_throughput_limit",
+            )
+            if arguments[prop] is not None
+        ]
+    if dead_letter_queue is not None and dead_letter_queue.fifo != fifo:
+        problems.append(
+            Problem(
+                "dead_letter_queue",
+                dead_letter_queue.node.path,
+                f"is a {'FIFO' if dead_letter_queue.fifo else 'standard'} queue, but the source is "
+                f"{'FIFO' if fifo else 'standard'}; SQS requires the same type and rejects the deploy",
+                "pass a DLQ of the source's type, or leave dead_letter_queue unset to get one",
+            )
+        )
+    return QueueGiven(
+        given.values, problems, unresolved, fifo, source_retention, dead_letter_retention
+    )
+
+
+def _resolve_fifo(fifo: bool | None, known_name: str | None) -> tuple[bool, list[Problem]]:
+    name_says_fifo = known_name is not None and known_name.endswith(limits.FIFO_SUFFIX)
+    if fifo is False and name_says_fifo:
+        return False, [
+            Problem(
+                "queue_name",
+                known_name,
+                "ends with '.fifo', which only FIFO queues may, but fifo=False",
+                "remove '.fifo' from the name, or set fifo=True",
+            )
+        ]
+    return (fifo if fifo is not None else name_says_fifo), []
+
+
+def _own_retention(queue: sqs.IQueue) -> int | None:
+    """The retention of a queue defined in this app, when it can be read; None otherwise."""
+    cfn = queue.node.default_child
+    if not isinstance(cfn, sqs.CfnQueue):
+        return None
+    value = cfn.message_retention_period
+    if value is None:
+        return limits.RETENTION_DEFAULT
+    return None if Token.is_unresolved(value) else int(value)
+
+
+def consumer_misuse_problems(
+    queue: Any, queue_stack: Stack, function: lambda_.IFunction
+) -> list[Problem]:
+    """A function twice on one queue, or one that this queue cannot reach: another app, another
+    account or region (``queue`` is a ResilientQueue). A function in another stack of the same
+    app and environment works: its stack gets the event source mapping and the grants."""
+    function_stack = Stack.of(function)
+    if function_stack is not queue_stack:
+        if function.node.root is not queue.node.root:
+            return [
+                Problem(
+                    "function",
+                    function,
+                    f"belongs to another CDK app than {queue.node.path}; one synthesis cannot "
+                    "connect constructs of two apps",
+                    "define the function in the queue's app (Function.from_function_arn imports "
+                    "one deployed elsewhere)",
+                )
+            ]
+        if not _same_environment(function_stack, queue_stack):
+            return [
+                Problem(
+                    "function",
+                    function,
+                    f"is in stack {function_stack.stack_name} ({function_stack.account}/"
+                    f"{function_stack.region}), another environment than {queue.node.path} "
+                    f"({queue_stack.account}/{queue_stack.region}); this construct wires the event "
+                    "source and its grants within one account and region",
+                    "define the function in a stack of the queue's account and region",
+                )
+            ]
+    for consumer in queue.consumers:
+        if consumer.function is function or consumer.function.node.path == function.node.path:
+            return [
+                Problem(
+                    "function",
+                    function,
+                    f"already consumes {queue.node.path}; a second event source mapping would "
+                    "deliver every message to it twice",
+                    "add each function once per queue (raise batch_size or max_concurrency for "
+                    "more throughput)",
+                )
+            ]
+    return []
+
+
+def _same_environment(first: Stack, second: Stack) -> bool:
+    return all(
+        Token.is_unresolved(a) or Token.is_unresolved(b) or a == b
+        for a, b in ((first.account, second.account), (first.region, second.region))
+    )
+
+
+def dashboard_problems(queue: Any, dashboard_name: str | None) -> list[Problem]:
+    """One dashboard per queue; a name CloudWatch accepts (``queue`` is a ResilientQueue)."""
+    problems: list[Problem] = []
+    queue_stack = Stack.of(queue)
+    problems += [
+        Problem(
+            "add_dashboard",
+            dashboard_name,
+            f"would graph {consumer.function.node.path}, which is in another stack: that stack "
+            f"already depends on {queue_stack.stack_name} (its event source mapping reads the "
+            "queue), and the graph would make the two depend on each other, which CloudFormation "
+            "rejects",
+            "add the dashboard before that consumer, or define the function in the queue's stack",
+        )
+        for consumer in queue.consumers
+        if Stack.of(consumer.function) is not queue_stack
+    ]
+    if queue.node.try_find_child("Dashboard") is not None:
+        problems.append(
+            Problem(
+                "add_dashboard",
+                dashboard_name,
+                f"was already called for {queue.node.path}, which has one dashboard",
+                "call add_dashboard once, after adding every consumer",
+            )
+        )
+    if (
+        dashboard_name is not None
+        and not Token.is_unresolved(dashboard_name)
+        and (
+            len(dashboard_name) > limits.DASHBOARD_NAME_MAX_LENGTH
+            or not limits.DASHBOARD_NAME_PATTERN.match(dashboard_name)
+        )
+    ):
+        problems.append(
+            Problem(
+                "dashboard_name",
+                dashboard_name,
+                f"must be 1 to {limits.DASHBOARD_NAME_MAX_LENGTH} characters of "
+                "A-Z a-z 0-9 - _ (CloudWatch PutDashboard)",
+                "remove the other characters, or leave it unset for a generated name",
+            )
+        )
+    return problems
+
+
+def unresolved_warning(prop: str) -> tuple[str, str]:
+    """The warning id and text for a prop whose value is an unresolved token."""
+    if prop == "queue_name":
+        return (
+            "unresolvedQueueName",
+            "queue_name is a token: its length and characters are not checked.",
+        )
+    return f"unresolved_{prop}", f"{prop} is a token: the rules that use it are not checked."

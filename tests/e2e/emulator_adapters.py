@@ -77,7 +77,7 @@ class CloudWatchAlarmResource(CloudFormationModel):
         return True
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls,
         resource_name: str,
         cloudformation_json: dict[str, Any],
@@ -115,7 +115,7 @@ class CloudWatchAlarmResource(CloudFormationModel):
         return cls(alarm)
 
     @classmethod
-    def update_from_cloudformation_json(  # type: ignore[override]
+    def update_from_cloudformation_json(
         cls,
         original_resource: CloudWatchAlarmResource,
         new_resource_name: str,
@@ -131,7 +131,7 @@ class CloudWatchAlarmResource(CloudFormationModel):
         )
 
     @classmethod
-    def delete_from_cloudformation_json(  # type: ignore[override]
+    def delete_from_cloudformation_json(
         cls,
         resource_name: str,
         cloudformation_json: dict[str, Any],

@@ -1,10 +1,10 @@
 """After ``cdk deploy``: the emulator's live resources carry the settings the library promised.
 
-Live checks read the emulator with boto3. Three things the emulator does not deploy from
+Live checks read the emulator with boto3. Two things the emulator does not deploy from
 CloudFormation are checked on the synthesized template the CLI deployed, in the same test module
-(each test says which): it creates no AWS::CloudWatch::Alarm and no AWS::SQS::QueuePolicy (moto
-logs "No Moto CloudFormation support" and marks them complete), and it drops the DLQ's
-RedriveAllowPolicy.
+(each test says which): it creates no AWS::SQS::QueuePolicy (moto logs "No Moto CloudFormation
+support" and marks it complete), and it drops the DLQ's RedriveAllowPolicy. Alarms are live:
+the test harness adds AWS::CloudWatch::Alarm to the emulator (emulator_adapters.py).
 """
 
 from __future__ import annotations
@@ -229,8 +229,8 @@ def test_both_queues_deny_requests_without_tls(deployment: Deployment, spec: Que
 def test_alarms_watch_in_flight_dead_letters_and_age(
     deployment: Deployment, client_factory: Any, spec: QueueSpec
 ) -> None:
-    """GAP: the emulator creates no AWS::CloudWatch::Alarm from a template; the alarms are read
-    from the deployed template (and compared with live alarms if an emulator ever has them)."""
+    """The alarms are found in the deployed template by what they watch, then read live
+    (DescribeAlarms): each exists with the template's metric, threshold and live queue name."""
     resources = live(deployment, spec).resources
     alarms = [
         props
@@ -257,7 +257,27 @@ def test_alarms_watch_in_flight_dead_letters_and_age(
         assert alarm["Period"] == 60
         assert alarm["TreatMissingData"] == "notBreaching"
         assert alarm["AlarmActions"] == [{"Ref": topic}]
-    live_alarms = client_factory("cloudwatch").describe_alarms()["MetricAlarms"]
-    for alarm in in_flight + depth + source_age + dead_letter_age:
-        for found in (a for a in live_alarms if a["AlarmName"] == alarm.get("AlarmName")):
-            assert found["MetricName"] == alarm["MetricName"]
+    queue = live(deployment, spec)
+    names = {  # logical id -> the live queue's name
+        logical_id: attributes(client_factory, url)["QueueArn"].rsplit(":", 1)[-1]
+        for logical_id, url in (
+            (resources.queue, queue.queue_url),
+            (resources.dead_letter_queue, queue.dead_letter_queue_url),
+        )
+    }
+    declared = in_flight + depth + source_age + dead_letter_age
+    found = client_factory("cloudwatch").describe_alarms(
+        AlarmNames=[alarm["AlarmName"] for alarm in declared]
+    )["MetricAlarms"]
+    by_name = {alarm["AlarmName"]: alarm for alarm in found}
+    assert sorted(by_name) == sorted(alarm["AlarmName"] for alarm in declared)
+    for alarm in declared:
+        running = by_name[alarm["AlarmName"]]
+        watched = alarm["Dimensions"][0]["Value"]["Fn::GetAtt"][0]
+        assert running["MetricName"] == alarm["MetricName"]
+        assert running["Dimensions"] == [{"Name": "QueueName", "Value": names[watched]}]
+        assert running["Threshold"] == alarm["Threshold"]
+        assert running["Statistic"] == "Maximum"
+        assert running["Period"] == 60
+        assert running["TreatMissingData"] == "notBreaching"
+        assert running["AlarmActions"] == [queue.physical[topic]]

@@ -17,6 +17,7 @@ example app cannot be deployed without them.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,8 @@ from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
 from moto.cloudwatch.models import Alarm, CloudWatchBackend, cloudwatch_backends
 from moto.core.common_models import CloudFormationModel
+from moto.sqs.exceptions import QueueDoesNotExist
+from moto.sqs.models import SQSBackend, sqs_backends
 
 # The emulator release every adapter here was written against (moto's CloudFormation parsing,
 # moto/cloudformation/parsing.py: types are found through CloudFormationModel.__subclasses__()).
@@ -142,6 +145,94 @@ class CloudWatchAlarmResource(CloudFormationModel):
         backend.delete_alarms([resource_name])
 
 
+class SqsQueuePolicyResource(CloudFormationModel):
+    """``AWS::SQS::QueuePolicy``: the policy document set on each listed queue.
+
+    Set through ``SQSBackend.set_queue_attributes`` with the ``Policy`` attribute, the backend
+    call ``SetQueueAttributes`` makes, so GetQueueAttributes returns it. Deleting the resource
+    resets each queue that still exists to the emulator's empty default policy (stack deletion
+    may remove a queue first).
+    """
+
+    def __init__(
+        self, name: str, queue_names: list[str], account_id: str, region_name: str
+    ) -> None:
+        self.name = name
+        self.queue_names = queue_names
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""  # the type has no name property
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::SQS::QueuePolicy"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return False  # CloudFormation documents no Fn::GetAtt attribute for it
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.name
+
+    def is_created(self) -> bool:
+        return True
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> SqsQueuePolicyResource:
+        props = cloudformation_json["Properties"]
+        backend: SQSBackend = sqs_backends[account_id][region_name]
+        # Ref of a queue is its URL; the backend addresses queues by name.
+        names = [str(url).rstrip("/").rsplit("/", 1)[-1] for url in props["Queues"]]
+        document = props["PolicyDocument"]
+        policy = document if isinstance(document, str) else json.dumps(document)
+        for name in names:
+            backend.set_queue_attributes(name, {"Policy": policy})
+        return cls(resource_name, names, account_id, region_name)
+
+    @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: SqsQueuePolicyResource,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> SqsQueuePolicyResource:
+        original_resource.delete(account_id, region_name)
+        return cls.create_from_cloudformation_json(
+            original_resource.name, cloudformation_json, account_id, region_name
+        )
+
+    @classmethod
+    def delete_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        raise NotImplementedError("deleted through delete(), which knows the queues")
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        backend: SQSBackend = sqs_backends[self.account_id][self.region_name]
+        for name in self.queue_names:
+            try:
+                backend.set_queue_attributes(name, {"Policy": ""})
+            except QueueDoesNotExist:
+                continue
+
+
 def _as_bool(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).lower() == "true"
 
@@ -155,6 +246,16 @@ ADAPTERS: dict[str, tuple[type[CloudFormationModel], AdapterInfo]] = {
             gap="CloudFormation skips the type (logs 'No Moto CloudFormation support'), so no "
             "alarm exists and Fn::GetAtt on one fails the stack: 'Template error: instance of "
             "Fn::GetAtt references undefined resource <logical id>'",
+        ),
+    ),
+    SqsQueuePolicyResource.cloudformation_type(): (
+        SqsQueuePolicyResource,
+        AdapterInfo(
+            resource_type="AWS::SQS::QueuePolicy",
+            written_for=WRITTEN_FOR_MOTO,
+            gap="CloudFormation skips the type (logs 'No Moto CloudFormation support') and "
+            "reports it complete: the queues keep an empty policy, so a TLS-only deny cannot be "
+            "read back",
         ),
     ),
 }

@@ -175,3 +175,50 @@ def test_the_launcher_registers_the_adapters_in_the_server(emulator: Emulator) -
     log = emulator.log_path.read_text(errors="replace")
 
     assert f"emulator adapters registered: {', '.join(sorted(ADAPTERS))}" in log
+
+
+def test_a_cloudformation_queue_policy_is_the_policy_set_queue_attributes_sets(
+    client_factory: Any,
+) -> None:
+    cloudformation = client_factory("cloudformation")
+    sqs = client_factory("sqs")
+    url = sqs.create_queue(QueueName="adapter-policy-check")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Deny",
+                "Principal": {"AWS": "*"},
+                "Action": "sqs:*",
+                "Resource": arn,
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ],
+    }
+    template = {
+        "Resources": {
+            "Policy": {
+                "Type": "AWS::SQS::QueuePolicy",
+                "Properties": {"Queues": [url], "PolicyDocument": document},
+            }
+        }
+    }
+
+    try:
+        cloudformation.create_stack(StackName="adapter-policy", TemplateBody=json.dumps(template))
+        made = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])["Attributes"]
+        cloudformation.delete_stack(StackName="adapter-policy")
+        after = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"]).get(
+            "Attributes", {}
+        )
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(document)})
+        by_api = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])["Attributes"]
+    finally:
+        sqs.delete_queue(QueueUrl=url)
+
+    assert json.loads(made["Policy"]) == document
+    assert made == by_api
+    assert "Policy" not in after

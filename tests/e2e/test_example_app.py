@@ -187,6 +187,23 @@ def test_dead_letter_queue_has_the_source_type_14_day_retention_and_the_redrive(
         assert source["SqsManagedSseEnabled"] == dead_letter["SqsManagedSseEnabled"] == "true"
 
 
+def test_both_queues_deny_requests_without_tls(pipeline: DeployedPipeline, sqs: Any) -> None:
+    """Read back live: the queue policies exist in the emulator through the harness's
+    AWS::SQS::QueuePolicy adapter (emulator_adapters.py)."""
+    for url in (pipeline.queue_url, pipeline.dead_letter_queue_url):
+        attrs = attributes(sqs, url)
+
+        statements = json.loads(attrs.get("Policy", "{}")).get("Statement", [])
+
+        assert {
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Action": "sqs:*",
+            "Resource": attrs["QueueArn"],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        } in statements, f"no TLS-only deny on {attrs['QueueArn']}: {statements}"
+
+
 def test_dead_letter_queue_allows_redrive_from_its_source_only(
     pipeline: DeployedPipeline, sqs: Any
 ) -> None:

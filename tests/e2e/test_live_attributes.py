@@ -1,10 +1,9 @@
 """After ``cdk deploy``: the emulator's live resources carry the settings the library promised.
 
-Live checks read the emulator with boto3. Two things the emulator does not deploy from
-CloudFormation are checked on the synthesized template the CLI deployed, in the same test module
-(each test says which): it creates no AWS::SQS::QueuePolicy (moto logs "No Moto CloudFormation
-support" and marks it complete), and it drops the DLQ's RedriveAllowPolicy. Alarms are live:
-the test harness adds AWS::CloudWatch::Alarm to the emulator (emulator_adapters.py).
+Live checks read the emulator with boto3. One thing the emulator drops is checked on the
+synthesized template the CLI deployed instead (the test says so): the DLQ's RedriveAllowPolicy.
+Alarms and queue policies are live: the emulator's CloudFormation lacks AWS::CloudWatch::Alarm
+and AWS::SQS::QueuePolicy, and the test harness adds both (emulator_adapters.py).
 """
 
 from __future__ import annotations
@@ -207,23 +206,22 @@ def test_redrive_allow_policy_names_only_the_deployed_source(
         assert json.loads(dead_letter["RedriveAllowPolicy"]) == resolved
 
 
-def test_both_queues_deny_requests_without_tls(deployment: Deployment, spec: QueueSpec) -> None:
-    """GAP: the emulator creates no AWS::SQS::QueuePolicy; checked on the deployed template."""
-    resources = live(deployment, spec).resources
+def test_both_queues_deny_requests_without_tls(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    """Read back live: the queue policies exist in the emulator through the harness's
+    AWS::SQS::QueuePolicy adapter (emulator_adapters.py)."""
+    queue = live(deployment, spec)
 
-    for logical_id in (resources.queue, resources.dead_letter_queue):
-        policies = [
-            props
-            for _, resource in resources.resources_of("AWS::SQS::QueuePolicy")
-            if {"Ref": logical_id} in (props := resource["Properties"])["Queues"]
-        ]
-        statements = [s for p in policies for s in p["PolicyDocument"]["Statement"]]
+    for url in (queue.queue_url, queue.dead_letter_queue_url):
+        attrs = attributes(client_factory, url)
+        statements = json.loads(attrs.get("Policy", "{}")).get("Statement", [])
         assert any(
             s["Effect"] == "Deny"
             and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-            and s["Resource"] == {"Fn::GetAtt": [logical_id, "Arn"]}
+            and s["Resource"] == attrs["QueueArn"]
             for s in statements
-        ), f"no TLS-only policy on {logical_id}"
+        ), f"no TLS-only policy on {attrs['QueueArn']}: {statements}"
 
 
 def test_alarms_watch_in_flight_dead_letters_and_age(

@@ -109,7 +109,12 @@ class Runbook:
             "PATH": os.pathsep.join([str(wrapper.parent), os.environ.get("PATH", "")]),
         }
 
-    def run(self, command: str, placeholders: Mapping[str, str] | None = None) -> Run:
+    def run(
+        self,
+        command: str,
+        placeholders: Mapping[str, str] | None = None,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> Run:
         for placeholder, value in (placeholders or {}).items():
             assert placeholder in command, f"{placeholder} not in {command}"
             command = command.replace(placeholder, value)
@@ -117,7 +122,7 @@ class Runbook:
         completed = subprocess.run(
             ["bash", "-c", script],
             cwd=self.workdir,
-            env=self.env,
+            env={**self.env, **(extra_env or {})},
             capture_output=True,
             text=True,
             timeout=120,

@@ -416,7 +416,10 @@ def test_alarm_runbook_commands_inspect_the_deployed_pipeline(
     redrive = block_with("start-message-move-task")
     arn = runbook.run(line_with(redrive, "DLQ_ARN=") + '\necho "$DLQ_ARN"')
     assert arn.stdout.strip() == attributes(sqs, pipeline.dead_letter_queue_url)["QueueArn"]
-    move = runbook.run(line_with(redrive, "DLQ_ARN=") + "\n" + line_with(redrive, "aws sqs start-"))
+    move = runbook.run(
+        line_with(redrive, "DLQ_ARN=") + "\n" + line_with(redrive, "aws sqs start-"),
+        extra_env={"AWS_MAX_ATTEMPTS": "1"},  # the CLI would retry the emulator's HTTP 500
+    )
     assert move.returncode != 0, "the emulator now runs message move tasks: cover the redrive"
     unimplemented = "The start_message_move_task action has not been implemented"
     assert unimplemented in emulator.log_path.read_text(errors="replace"), move.describe()

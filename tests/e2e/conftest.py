@@ -12,6 +12,7 @@ import pytest
 
 from .deployment import Deployment, deploy, load_templates, locate
 from .emulator import ACCOUNT, REGION, CdkCli, Emulator
+from .example_deployment import ExampleDeployment, deploy_example, locate_example
 
 
 @pytest.fixture(scope="session")
@@ -95,4 +96,32 @@ def deployment(
         yield Deployment(prefix, assembly, templates, queues, result)
     finally:
         # Best effort: the lifecycle test checks destroy; the server ends with the session anyway.
+        bootstrapped.run("destroy", "--all", "--force", "--app", str(assembly))
+
+
+@pytest.fixture(scope="session")
+def example_deployment(
+    bootstrapped: CdkCli, client_factory: Callable[..., Any], e2e_tmp: Path
+) -> Iterator[ExampleDeployment]:
+    """The example app (``app.py`` with ``example/``) as ``cdk deploy --all`` left it, deployed
+    once per session, with its consumers quiet.
+
+    As for the test app (see ``deployment``), each event source mapping is recorded right after
+    deploy and then disabled: the emulator cannot run the functions, and an enabled mapping would
+    receive messages on every SendMessage and push them towards the DLQ. ``test_example_app.py``
+    destroys the app in its last test; the teardown here only makes sure of it.
+    """
+    assembly = e2e_tmp / "example-assembly"
+    result = deploy_example(bootstrapped, assembly)
+    assert result.returncode == 0, result.describe()
+    try:
+        deployment = locate_example(client_factory, assembly, result)
+        lambda_client = client_factory("lambda")
+        for pipeline in deployment.pipelines.values():
+            uuid = pipeline.physical[pipeline.event_source]
+            pipeline.event_source_at_deploy = lambda_client.get_event_source_mapping(UUID=uuid)
+            lambda_client.update_event_source_mapping(UUID=uuid, Enabled=False)
+        yield deployment
+    finally:
+        # Best effort, from the deployed assembly (no new synth); usually destroyed already.
         bootstrapped.run("destroy", "--all", "--force", "--app", str(assembly))

@@ -49,16 +49,20 @@ class Emulator:
         return f"http://{HOST}:{self.port}"
 
     @classmethod
-    def start(cls, log_path: Path) -> Emulator:
+    def start(cls, log_path: Path, adapters: bool = True) -> Emulator:
+        """A new server; ``adapters=False`` runs moto's server as released, without the resource
+        types ``emulator_adapters.py`` fills in (to show what they are needed for)."""
+        module = "tests.e2e.emulator_server" if adapters else "moto.server"
         last_error = "not started"
         for _ in range(3):  # another process may take the free port first: try a new one
             port = free_loopback_port()
             with log_path.open("ab") as log:
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                    [sys.executable, "-m", module, "-H", "127.0.0.1", "-p", str(port)],
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    env={**os.environ, "MOTO_ACCOUNT_ID": ACCOUNT},
+                    cwd=REPO_ROOT,
+                    env={**os.environ, "MOTO_ACCOUNT_ID": ACCOUNT, "PYTHONPATH": str(REPO_ROOT)},
                 )
             emulator = cls(port, process, log_path)
             try:
@@ -141,13 +145,19 @@ class CdkCli:
         }
 
     def run(
-        self, *args: str, timeout: float = 300, extra_env: Mapping[str, str] | None = None
+        self,
+        *args: str,
+        timeout: float = 300,
+        extra_env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> CliResult:
+        """``cdk ARGS`` in ``workdir``, or in ``cwd`` (the repository, to run its own cdk.json app
+        as a user does; pass ``--output`` then, so the cloud assembly lands outside it)."""
         command: Sequence[str] = [str(CDK_CLI), "--no-notices", "--no-color", *args]
         started = time.monotonic()
         completed = subprocess.run(
             command,
-            cwd=self.workdir,
+            cwd=cwd or self.workdir,
             env={**self.env, **(extra_env or {})},
             capture_output=True,
             text=True,

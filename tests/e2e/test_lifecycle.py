@@ -89,7 +89,11 @@ def test_deploy_then_diff_shows_no_changes_then_destroy_removes_everything(
     roles = {r["RoleName"] for r in client_factory("iam").list_roles()["Roles"]}
     keys = {k["KeyId"] for k in client_factory("kms").list_keys()["Keys"]}
     topics = {t["TopicArn"] for t in client_factory("sns").list_topics()["Topics"]}
+    alarms = {
+        a["AlarmName"] for a in client_factory("cloudwatch").describe_alarms()["MetricAlarms"]
+    }
     remaining = {
+        "AWS::CloudWatch::Alarm": alarms,  # created through the harness's adapter
         "AWS::Lambda::Function": functions,
         "AWS::Lambda::EventSourceMapping": mappings,
         "AWS::IAM::Role": roles,
@@ -102,8 +106,9 @@ def test_deploy_then_diff_shows_no_changes_then_destroy_removes_everything(
         for logical in ids
         if types.get((stack, logical)) in remaining
     ]
-    # per queue a function, its role and its event source; a key per KMS queue; a topic per stack
-    expected = 3 * len(QUEUES) + sum(spec.kms for spec in QUEUES) + len(stack_names(PREFIX))
+    # per queue a function, its role, its event source and four alarms; a key per KMS queue; a
+    # topic per stack
+    expected = 7 * len(QUEUES) + sum(spec.kms for spec in QUEUES) + len(stack_names(PREFIX))
     assert len(checked) == expected
     for physical, resource_type in checked:
         assert physical not in remaining[resource_type], f"{resource_type} {physical} survived"

@@ -1,10 +1,9 @@
 """After ``cdk deploy``: the emulator's live resources carry the settings the library promised.
 
-Live checks read the emulator with boto3. Three things the emulator does not deploy from
-CloudFormation are checked on the synthesized template the CLI deployed, in the same test module
-(each test says which): it creates no AWS::CloudWatch::Alarm and no AWS::SQS::QueuePolicy (moto
-logs "No Moto CloudFormation support" and marks them complete), and it drops the DLQ's
-RedriveAllowPolicy.
+Live checks read the emulator with boto3. One thing the emulator drops is checked on the
+synthesized template the CLI deployed instead (the test says so): the DLQ's RedriveAllowPolicy.
+Alarms and queue policies are live: the emulator's CloudFormation lacks AWS::CloudWatch::Alarm
+and AWS::SQS::QueuePolicy, and the test harness adds both (emulator_adapters.py).
 """
 
 from __future__ import annotations
@@ -207,30 +206,29 @@ def test_redrive_allow_policy_names_only_the_deployed_source(
         assert json.loads(dead_letter["RedriveAllowPolicy"]) == resolved
 
 
-def test_both_queues_deny_requests_without_tls(deployment: Deployment, spec: QueueSpec) -> None:
-    """GAP: the emulator creates no AWS::SQS::QueuePolicy; checked on the deployed template."""
-    resources = live(deployment, spec).resources
+def test_both_queues_deny_requests_without_tls(
+    deployment: Deployment, client_factory: Any, spec: QueueSpec
+) -> None:
+    """Read back live: the queue policies exist in the emulator through the harness's
+    AWS::SQS::QueuePolicy adapter (emulator_adapters.py)."""
+    queue = live(deployment, spec)
 
-    for logical_id in (resources.queue, resources.dead_letter_queue):
-        policies = [
-            props
-            for _, resource in resources.resources_of("AWS::SQS::QueuePolicy")
-            if {"Ref": logical_id} in (props := resource["Properties"])["Queues"]
-        ]
-        statements = [s for p in policies for s in p["PolicyDocument"]["Statement"]]
+    for url in (queue.queue_url, queue.dead_letter_queue_url):
+        attrs = attributes(client_factory, url)
+        statements = json.loads(attrs.get("Policy", "{}")).get("Statement", [])
         assert any(
             s["Effect"] == "Deny"
             and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-            and s["Resource"] == {"Fn::GetAtt": [logical_id, "Arn"]}
+            and s["Resource"] == attrs["QueueArn"]
             for s in statements
-        ), f"no TLS-only policy on {logical_id}"
+        ), f"no TLS-only policy on {attrs['QueueArn']}: {statements}"
 
 
 def test_alarms_watch_in_flight_dead_letters_and_age(
     deployment: Deployment, client_factory: Any, spec: QueueSpec
 ) -> None:
-    """GAP: the emulator creates no AWS::CloudWatch::Alarm from a template; the alarms are read
-    from the deployed template (and compared with live alarms if an emulator ever has them)."""
+    """The alarms are found in the deployed template by what they watch, then read live
+    (DescribeAlarms): each exists with the template's metric, threshold and live queue name."""
     resources = live(deployment, spec).resources
     alarms = [
         props
@@ -257,7 +255,27 @@ def test_alarms_watch_in_flight_dead_letters_and_age(
         assert alarm["Period"] == 60
         assert alarm["TreatMissingData"] == "notBreaching"
         assert alarm["AlarmActions"] == [{"Ref": topic}]
-    live_alarms = client_factory("cloudwatch").describe_alarms()["MetricAlarms"]
-    for alarm in in_flight + depth + source_age + dead_letter_age:
-        for found in (a for a in live_alarms if a["AlarmName"] == alarm.get("AlarmName")):
-            assert found["MetricName"] == alarm["MetricName"]
+    queue = live(deployment, spec)
+    names = {  # logical id -> the live queue's name
+        logical_id: attributes(client_factory, url)["QueueArn"].rsplit(":", 1)[-1]
+        for logical_id, url in (
+            (resources.queue, queue.queue_url),
+            (resources.dead_letter_queue, queue.dead_letter_queue_url),
+        )
+    }
+    declared = in_flight + depth + source_age + dead_letter_age
+    found = client_factory("cloudwatch").describe_alarms(
+        AlarmNames=[alarm["AlarmName"] for alarm in declared]
+    )["MetricAlarms"]
+    by_name = {alarm["AlarmName"]: alarm for alarm in found}
+    assert sorted(by_name) == sorted(alarm["AlarmName"] for alarm in declared)
+    for alarm in declared:
+        running = by_name[alarm["AlarmName"]]
+        watched = alarm["Dimensions"][0]["Value"]["Fn::GetAtt"][0]
+        assert running["MetricName"] == alarm["MetricName"]
+        assert running["Dimensions"] == [{"Name": "QueueName", "Value": names[watched]}]
+        assert running["Threshold"] == alarm["Threshold"]
+        assert running["Statistic"] == "Maximum"
+        assert running["Period"] == 60
+        assert running["TreatMissingData"] == "notBreaching"
+        assert running["AlarmActions"] == [queue.physical[topic]]

@@ -1,0 +1,277 @@
+"""Test-harness adapters: CloudFormation resource types the emulator lacks, filled in the emulator.
+
+Every adapter the end-to-end tests need lives in this one module. None changes what the product
+synthesizes: the example app and the test app are deployed exactly as built, and an adapter only
+teaches the emulator's CloudFormation to create a resource type that its own service backend
+already models (through the same backend call the service's API uses).
+
+The moto server runs as a separate process, so the adapters are registered inside it:
+``emulator_server.py`` imports this module, calls :func:`register`, then runs moto's server.
+The pytest process never starts an in-process emulator, so importing this module there (for its
+constants) changes nothing the tests use.
+
+Each adapter names the emulator version it was written for (``ADAPTERS``). ``test_adapters.py``
+fails when a newer emulator supports a type natively (then delete its adapter) and shows that the
+example app cannot be deployed without them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from moto.cloudformation import parsing
+from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+from moto.cloudwatch.models import Alarm, CloudWatchBackend, cloudwatch_backends
+from moto.core.common_models import CloudFormationModel
+from moto.sqs.exceptions import QueueDoesNotExist
+from moto.sqs.models import SQSBackend, sqs_backends
+
+# The emulator release every adapter here was written against (moto's CloudFormation parsing,
+# moto/cloudformation/parsing.py: types are found through CloudFormationModel.__subclasses__()).
+WRITTEN_FOR_MOTO = "5.2.5"
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    resource_type: str
+    written_for: str
+    gap: str
+
+
+class CloudWatchAlarmResource(CloudFormationModel):
+    """``AWS::CloudWatch::Alarm``: a metric alarm in the emulator's CloudWatch backend.
+
+    The alarm is the very object ``PutMetricAlarm`` makes (``CloudWatchBackend.put_metric_alarm``),
+    so DescribeAlarms, SetAlarmState and DeleteAlarms see it. ``Ref`` gives the alarm name and
+    ``Fn::GetAtt Arn`` its ARN, as CloudFormation documents. Metric-math alarms (``Metrics``) and
+    composite alarms are not adapted: a template with one fails the deploy loudly instead of
+    passing with a wrong alarm.
+    """
+
+    def __init__(self, alarm: Alarm) -> None:
+        self.alarm = alarm
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "AlarmName"
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::CloudWatch::Alarm"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr == "Arn"
+
+    @property
+    def physical_resource_id(self) -> str:
+        name: str = self.alarm.name
+        return name
+
+    def get_cfn_attribute(self, attribute_name: str) -> str:
+        if attribute_name == "Arn":
+            arn: str = self.alarm.alarm_arn
+            return arn
+        raise UnformattedGetAttTemplateException()
+
+    def is_created(self) -> bool:
+        return True
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> CloudWatchAlarmResource:
+        props = cloudformation_json["Properties"]
+        if "Metrics" in props:
+            raise NotImplementedError("metric-math alarms are not adapted for the emulator")
+        backend: CloudWatchBackend = cloudwatch_backends[account_id][region_name]
+        datapoints = props.get("DatapointsToAlarm")
+        alarm = backend.put_metric_alarm(
+            name=resource_name,
+            namespace=props["Namespace"],
+            metric_name=props["MetricName"],
+            comparison_operator=props["ComparisonOperator"],
+            evaluation_periods=int(props["EvaluationPeriods"]),
+            period=int(props["Period"]),
+            threshold=float(props["Threshold"]),
+            statistic=props.get("Statistic"),
+            extended_statistic=props.get("ExtendedStatistic"),
+            description=props.get("AlarmDescription"),
+            dimensions=props.get("Dimensions", []),
+            alarm_actions=props.get("AlarmActions", []),
+            ok_actions=props.get("OKActions", []),
+            insufficient_data_actions=props.get("InsufficientDataActions", []),
+            datapoints_to_alarm=int(datapoints) if datapoints is not None else None,
+            unit=props.get("Unit"),
+            actions_enabled=_as_bool(props.get("ActionsEnabled", True)),
+            treat_missing_data=props.get("TreatMissingData"),
+            evaluate_low_sample_count_percentile=props.get("EvaluateLowSampleCountPercentile"),
+            tags=props.get("Tags"),
+        )
+        return cls(alarm)
+
+    @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: CloudWatchAlarmResource,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> CloudWatchAlarmResource:
+        cls.delete_from_cloudformation_json(
+            original_resource.physical_resource_id, cloudformation_json, account_id, region_name
+        )
+        return cls.create_from_cloudformation_json(
+            new_resource_name, cloudformation_json, account_id, region_name
+        )
+
+    @classmethod
+    def delete_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        backend: CloudWatchBackend = cloudwatch_backends[account_id][region_name]
+        backend.delete_alarms([resource_name])
+
+
+class SqsQueuePolicyResource(CloudFormationModel):
+    """``AWS::SQS::QueuePolicy``: the policy document set on each listed queue.
+
+    Set through ``SQSBackend.set_queue_attributes`` with the ``Policy`` attribute, the backend
+    call ``SetQueueAttributes`` makes, so GetQueueAttributes returns it. Deleting the resource
+    resets each queue that still exists to the emulator's empty default policy (stack deletion
+    may remove a queue first).
+    """
+
+    def __init__(
+        self, name: str, queue_names: list[str], account_id: str, region_name: str
+    ) -> None:
+        self.name = name
+        self.queue_names = queue_names
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""  # the type has no name property
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::SQS::QueuePolicy"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return False  # CloudFormation documents no Fn::GetAtt attribute for it
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.name
+
+    def is_created(self) -> bool:
+        return True
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> SqsQueuePolicyResource:
+        props = cloudformation_json["Properties"]
+        backend: SQSBackend = sqs_backends[account_id][region_name]
+        # Ref of a queue is its URL; the backend addresses queues by name.
+        names = [str(url).rstrip("/").rsplit("/", 1)[-1] for url in props["Queues"]]
+        document = props["PolicyDocument"]
+        policy = document if isinstance(document, str) else json.dumps(document)
+        for name in names:
+            backend.set_queue_attributes(name, {"Policy": policy})
+        return cls(resource_name, names, account_id, region_name)
+
+    @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: SqsQueuePolicyResource,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> SqsQueuePolicyResource:
+        original_resource.delete(account_id, region_name)
+        return cls.create_from_cloudformation_json(
+            original_resource.name, cloudformation_json, account_id, region_name
+        )
+
+    @classmethod
+    def delete_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        raise NotImplementedError("deleted through delete(), which knows the queues")
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        backend: SQSBackend = sqs_backends[self.account_id][self.region_name]
+        for name in self.queue_names:
+            try:
+                backend.set_queue_attributes(name, {"Policy": ""})
+            except QueueDoesNotExist:
+                continue
+
+
+def _as_bool(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).lower() == "true"
+
+
+ADAPTERS: dict[str, tuple[type[CloudFormationModel], AdapterInfo]] = {
+    CloudWatchAlarmResource.cloudformation_type(): (
+        CloudWatchAlarmResource,
+        AdapterInfo(
+            resource_type="AWS::CloudWatch::Alarm",
+            written_for=WRITTEN_FOR_MOTO,
+            gap="CloudFormation skips the type (logs 'No Moto CloudFormation support'), so no "
+            "alarm exists and Fn::GetAtt on one fails the stack: 'Template error: instance of "
+            "Fn::GetAtt references undefined resource <logical id>'",
+        ),
+    ),
+    SqsQueuePolicyResource.cloudformation_type(): (
+        SqsQueuePolicyResource,
+        AdapterInfo(
+            resource_type="AWS::SQS::QueuePolicy",
+            written_for=WRITTEN_FOR_MOTO,
+            gap="CloudFormation skips the type (logs 'No Moto CloudFormation support') and "
+            "reports it complete: the queues keep an empty policy, so a TLS-only deny cannot be "
+            "read back",
+        ),
+    ),
+}
+
+
+def register() -> None:
+    """Make the emulator's CloudFormation use the adapters (in the process that runs the server).
+
+    The classes above became CloudFormationModel subclasses when this module was imported; moto
+    caches its type map, so the caches are dropped and the result checked.
+    """
+    for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
+        cached.cache_clear()
+    model_map = parsing.get_model_map()
+    for resource_type, (adapter, _) in ADAPTERS.items():
+        if model_map.get(resource_type) is not adapter:
+            raise RuntimeError(
+                f"adapter for {resource_type} not registered: {model_map.get(resource_type)}"
+            )

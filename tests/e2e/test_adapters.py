@@ -1,0 +1,224 @@
+"""The test harness's emulator adapters (emulator_adapters.py): needed, and faithful.
+
+* Needed: the installed emulator still lacks every adapted type (this fails once a newer
+  emulator supports one: delete that adapter), and the example app cannot be deployed by an
+  emulator without the adapters, with the error a user of that emulator sees.
+* Faithful: a CloudFormation alarm is the same alarm PutMetricAlarm makes, ``Ref`` and
+  ``Fn::GetAtt Arn`` give its name and ARN, and deleting the stack deletes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import SynthResult
+from .emulator import ACCOUNT, REGION, CdkCli, Emulator
+from .emulator_adapters import ADAPTERS, WRITTEN_FOR_MOTO
+
+pytestmark = pytest.mark.e2e
+
+NATIVE_TYPES = """
+import json
+from moto.cloudformation.parsing import get_model_map
+print(json.dumps(sorted(get_model_map())))
+"""
+
+
+def test_every_adapted_type_is_still_missing_from_the_installed_emulator() -> None:
+    """Asked of moto alone in a fresh interpreter (the adapters module is not imported there)."""
+    completed = subprocess.run(
+        [sys.executable, "-c", NATIVE_TYPES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    native = set(json.loads(completed.stdout))
+    version = subprocess.run(
+        [sys.executable, "-c", "import moto; print(moto.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+    assert "AWS::CloudWatch::Dashboard" in native  # the question is asked of the real map
+    for resource_type, (_, info) in ADAPTERS.items():
+        assert info.written_for == WRITTEN_FOR_MOTO
+        assert resource_type not in native, (
+            f"moto {version} creates {resource_type} itself (the adapter was written for "
+            f"{info.written_for}): delete its adapter from tests/e2e/emulator_adapters.py"
+        )
+
+
+def test_without_the_adapters_the_example_app_cannot_be_deployed(
+    example_assembly: SynthResult, e2e_tmp: Path
+) -> None:
+    """A separate emulator, as released: bootstrap, then deploy the assembly `make synth` made."""
+    assert example_assembly.returncode == 0, example_assembly.output
+    folder = e2e_tmp / "without-adapters"
+    folder.mkdir()
+    plain = Emulator.start(folder / "moto.log", adapters=False)
+    try:
+        cdk = CdkCli(plain, folder)
+        bootstrapped = cdk.run("bootstrap", f"aws://{ACCOUNT}/{REGION}")
+        assert bootstrapped.returncode == 0, bootstrapped.describe()
+
+        deployed = cdk.run(
+            "deploy", "--all", "--require-approval", "never", "--app", str(example_assembly.outdir)
+        )
+    finally:
+        plain.stop()
+
+    assert deployed.returncode != 0, deployed.describe()
+    found = re.search(
+        r"ValidationError: Template error: instance of Fn::GetAtt references undefined "
+        r"resource (\w+)",
+        deployed.output,
+    )
+    assert found, deployed.describe()
+    types = {
+        logical_id: resource["Type"]
+        for template in example_assembly.templates().values()
+        for logical_id, resource in template["Resources"].items()
+    }
+    assert types[found.group(1)] == "AWS::CloudWatch::Alarm"
+
+
+ALARM = {
+    "AlarmName": "adapter-check-dead-letters",
+    "AlarmDescription": "adapter check",
+    "Namespace": "AWS/SQS",
+    "MetricName": "ApproximateNumberOfMessagesVisible",
+    "Dimensions": [{"Name": "QueueName", "Value": "adapter-check-dlq"}],
+    "Statistic": "Maximum",
+    "Period": 60,
+    "EvaluationPeriods": 1,
+    "DatapointsToAlarm": 1,
+    "Threshold": 1,
+    "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+    "TreatMissingData": "notBreaching",
+    "AlarmActions": [f"arn:aws:sns:{REGION}:{ACCOUNT}:adapter-check"],
+    "OKActions": [f"arn:aws:sns:{REGION}:{ACCOUNT}:adapter-check"],
+}
+VOLATILE = {"AlarmName", "AlarmArn", "AlarmConfigurationUpdatedTimestamp", "StateUpdatedTimestamp"}
+
+
+def test_a_cloudformation_alarm_is_the_alarm_put_metric_alarm_makes(
+    emulator: Emulator, client_factory: Any
+) -> None:
+    cloudformation = client_factory("cloudformation")
+    cloudwatch = client_factory("cloudwatch")
+    template = {
+        "Resources": {
+            "Alarm": {"Type": "AWS::CloudWatch::Alarm", "Properties": ALARM},
+            "Board": {
+                "Type": "AWS::CloudWatch::Dashboard",
+                "Properties": {
+                    "DashboardName": "adapter-check",
+                    "DashboardBody": {
+                        "Fn::Join": [
+                            "",
+                            [
+                                '{"ref":"',
+                                {"Ref": "Alarm"},
+                                '","arn":"',
+                                {"Fn::GetAtt": ["Alarm", "Arn"]},
+                                '"}',
+                            ],
+                        ]
+                    },
+                },
+            },
+        }
+    }
+    by_api = {**ALARM, "AlarmName": "adapter-check-by-api"}
+    cloudwatch.put_metric_alarm(**by_api)
+
+    cloudformation.create_stack(StackName="adapter-check", TemplateBody=json.dumps(template))
+
+    try:
+        found = cloudwatch.describe_alarms(AlarmNames=[ALARM["AlarmName"], by_api["AlarmName"]])[
+            "MetricAlarms"
+        ]
+        by_name = {alarm["AlarmName"]: alarm for alarm in found}
+        made, reference = by_name[ALARM["AlarmName"]], by_name[by_api["AlarmName"]]
+        assert {k: v for k, v in made.items() if k not in VOLATILE} == {
+            k: v for k, v in reference.items() if k not in VOLATILE
+        }
+        assert (
+            made["AlarmArn"] == f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{ALARM['AlarmName']}"
+        )
+        body = json.loads(cloudwatch.get_dashboard(DashboardName="adapter-check")["DashboardBody"])
+        assert body == {"ref": ALARM["AlarmName"], "arn": made["AlarmArn"]}
+        resources = cloudformation.list_stack_resources(StackName="adapter-check")
+        physical = {
+            r["LogicalResourceId"]: r["PhysicalResourceId"]
+            for r in resources["StackResourceSummaries"]
+        }
+        assert physical["Alarm"] == ALARM["AlarmName"]
+    finally:
+        cloudformation.delete_stack(StackName="adapter-check")
+        cloudwatch.delete_alarms(AlarmNames=[by_api["AlarmName"]])
+
+    assert cloudwatch.describe_alarms(AlarmNames=[ALARM["AlarmName"]])["MetricAlarms"] == []
+
+
+def test_the_launcher_registers_the_adapters_in_the_server(emulator: Emulator) -> None:
+    """The session's emulator runs from the launcher, which says what it registered."""
+    log = emulator.log_path.read_text(errors="replace")
+
+    assert f"emulator adapters registered: {', '.join(sorted(ADAPTERS))}" in log
+
+
+def test_a_cloudformation_queue_policy_is_the_policy_set_queue_attributes_sets(
+    client_factory: Any,
+) -> None:
+    cloudformation = client_factory("cloudformation")
+    sqs = client_factory("sqs")
+    url = sqs.create_queue(QueueName="adapter-policy-check")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Deny",
+                "Principal": {"AWS": "*"},
+                "Action": "sqs:*",
+                "Resource": arn,
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ],
+    }
+    template = {
+        "Resources": {
+            "Policy": {
+                "Type": "AWS::SQS::QueuePolicy",
+                "Properties": {"Queues": [url], "PolicyDocument": document},
+            }
+        }
+    }
+
+    try:
+        cloudformation.create_stack(StackName="adapter-policy", TemplateBody=json.dumps(template))
+        made = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])["Attributes"]
+        cloudformation.delete_stack(StackName="adapter-policy")
+        after = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"]).get(
+            "Attributes", {}
+        )
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(document)})
+        by_api = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])["Attributes"]
+    finally:
+        sqs.delete_queue(QueueUrl=url)
+
+    assert json.loads(made["Policy"]) == document
+    assert made == by_api
+    assert "Policy" not in after

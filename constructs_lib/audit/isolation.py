@@ -13,17 +13,20 @@ as soon as it is done. So the parent always knows which file a worker is on:
   so a parser that allocates without bound gets MemoryError there, not the machine's OOM killer.
 
 Workers are forked when this process has a single thread (cheap: no interpreter start, nothing
-imported again), and started as ``python -m constructs_lib.audit.isolation`` otherwise (forking
+imported again), and started as a new interpreter otherwise (forking
 a process with threads can deadlock the child). They die with their parent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import signal
+import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -36,6 +39,8 @@ from constructs_lib.audit.safety import BATCH_FILES, DEFAULT_LIMITS, ReadLimits,
 
 _Item = tuple[int, str, str]  # (position in the input, file, stack)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_MAX_IDLE_DEATHS = 3  # workers dying before any file: a broken environment, not a bad file
+_PROGRESS = struct.Struct("q")  # 1 + position of the file a worker is on; 0 before the first
 
 
 # --- the worker ----------------------------------------------------------------------------------
@@ -63,11 +68,13 @@ def _cap_memory(extra: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def serve(reader: Connection, writer: Connection) -> None:
+def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
     """A worker's life: the limits, then batches of files until told to stop (None) or orphaned.
 
-    One message per file: (position, ParsedTemplate), or (position, None) after a MemoryError,
-    after which the worker exits (its heap may be left fragmented) and is replaced.
+    Before each file the worker writes its position to ``progress`` (shared memory the parent
+    reads), and sends the batch's results in one message at the end: per-file accounting with
+    one exchange per batch. After a MemoryError it sends what it has, with (position, None) for
+    that file, and exits (its heap may be left fragmented); the parent replaces it.
     """
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -81,14 +88,17 @@ def serve(reader: Connection, writer: Connection) -> None:
             return
         if batch is None:
             return
+        done: list[tuple[int, ParsedTemplate | None]] = []
         for position, file, stack in batch:
+            _PROGRESS.pack_into(progress, 0, position + 1)
             try:
-                parsed: ParsedTemplate | None = templates.read_and_parse(file, stack, limits)
+                done.append((position, templates.read_and_parse(file, stack, limits)))
             except MemoryError:
-                parsed = None
-            writer.send((position, parsed))
-            if parsed is None:
-                return
+                done.append((position, None))
+                break
+        writer.send(done)
+        if done[-1][1] is None:
+            return
 
 
 # --- the parent ----------------------------------------------------------------------------------
@@ -98,8 +108,23 @@ class _Worker:
     """One worker process and its two pipes; ``remaining`` is the batch it is working through."""
 
     def __init__(self, limits: ReadLimits) -> None:
-        to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
+        from_parent, to_child = os.pipe()
         from_child, to_parent = os.pipe()
+        with tempfile.TemporaryFile() as shared:
+            shared.truncate(_PROGRESS.size)
+            self.progress = mmap.mmap(shared.fileno(), _PROGRESS.size)
+            shared_fd = shared.fileno()
+            self._start(from_parent, to_parent, shared_fd)
+        os.close(from_parent)
+        os.close(to_parent)
+        self.to_child = Connection(to_child, readable=False)
+        self.from_child = Connection(from_child, writable=False)
+        self.remaining: deque[_Item] = deque()
+        self.seen = 0
+        self.since = 0.0
+        self.to_child.send(limits)
+
+    def _start(self, from_parent: int, to_parent: int, shared_fd: int) -> None:
         self.popen: subprocess.Popen[bytes] | None = None
         self.pid = 0
         if threading.active_count() == 1 and hasattr(os, "fork"):
@@ -111,6 +136,7 @@ class _Worker:
                     serve(
                         Connection(from_parent, writable=False),
                         Connection(to_parent, readable=False),
+                        self.progress,
                     )
                 except BaseException:
                     code = 1
@@ -119,23 +145,36 @@ class _Worker:
             self.pid = pid
         else:
             self.popen = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(from_parent), str(to_parent)],
-                pass_fds=(from_parent, to_parent),
+                [
+                    sys.executable,
+                    "-c",
+                    _WORKER_MAIN,
+                    str(from_parent),
+                    str(to_parent),
+                    str(shared_fd),
+                ],
+                pass_fds=(from_parent, to_parent, shared_fd),
                 stdin=subprocess.DEVNULL,
             )
             self.pid = self.popen.pid
-        os.close(from_parent)
-        os.close(to_parent)
-        self.to_child = Connection(to_child, readable=False)
-        self.from_child = Connection(from_child, writable=False)
-        self.remaining: deque[_Item] = deque()
-        self.since = 0.0
-        self.to_child.send(limits)
 
     def give(self, batch: list[_Item]) -> None:
         self.remaining = deque(batch)
+        _PROGRESS.pack_into(self.progress, 0, 0)
+        self.seen = 0
         self.since = time.monotonic()
         self.to_child.send(batch)
+
+    def moved(self, now: float) -> None:
+        """Note when the worker last started a new file (the time bound counts from there)."""
+        current = _PROGRESS.unpack_from(self.progress, 0)[0]
+        if current != self.seen:
+            self.seen = current
+            self.since = now
+
+    def current(self) -> int:
+        """The position of the file the worker is on (it was on when it died)."""
+        return int(_PROGRESS.unpack_from(self.progress, 0)[0]) - 1
 
     def stop(self, kill: bool = False) -> int | None:
         """Stop the process (kill it when asked or when it does not stop); its exit code."""
@@ -144,6 +183,7 @@ class _Worker:
                 self.to_child.send(None)
         for connection in (self.to_child, self.from_child):
             connection.close()
+        self.progress.close()
         if kill:
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
@@ -213,19 +253,29 @@ def _run(
     results: list[ParsedTemplate | None],
     limits: ReadLimits,
 ) -> None:
-    def lose(worker: _Worker, reason: str, kill: bool) -> _Worker:
-        """The file ``worker`` is on becomes a QR901; a new worker takes the rest of its batch."""
-        position, file, stack = worker.remaining.popleft()
-        rest = list(worker.remaining)
-        worker.remaining.clear()
+    def lose(worker: _Worker, reason: str, kill: bool) -> None:
+        """The file ``worker`` is on becomes a QR901; the rest of its batch (the files before it,
+        whose rows died with the worker, and those after) goes to a new worker."""
+        culprit = worker.current()
         code = worker.stop(kill=kill)
-        results[position] = templates.unparseable(file, stack, reason or _died(code))
+        if all(position != culprit for position, _f, _s in worker.remaining):
+            strikes[0] += 1  # it died before its first file: the worker is at fault, not a file
+            if strikes[0] > _MAX_IDLE_DEATHS:
+                raise RuntimeError(f"parsing workers die before reading a file ({_died(code)})")
+        else:
+            strikes[0] = 0
+        rest = [item for item in worker.remaining if item[0] != culprit]
+        for position, file, stack in worker.remaining:
+            if position == culprit:
+                results[position] = templates.unparseable(file, stack, reason or _died(code))
+        worker.remaining.clear()
         if rest:
             pending.appendleft(rest)
-        replacement = _Worker(limits)
-        pool[pool.index(worker)] = replacement
-        return replacement
+        pool[pool.index(worker)] = _Worker(limits)
 
+    strikes = [0]
+    # Wake at least this often to see whether a worker still moves from file to file.
+    tick = min(1.0, limits.parse_timeout_s / 4)
     while True:
         for index, worker in enumerate(pool):
             if not worker.remaining and pending:
@@ -240,46 +290,44 @@ def _run(
         busy = [w for w in pool if w.remaining]
         if not busy:
             return
+        ready = set(wait([w.from_child for w in busy], tick))
         now = time.monotonic()
-        timeout = max(0.0, min(w.since for w in busy) + limits.parse_timeout_s - now)
-        ready = set(wait([w.from_child for w in busy], timeout))
         for worker in busy:
             if worker.from_child not in ready:
+                worker.moved(now)
+                if now - worker.since >= limits.parse_timeout_s:
+                    lose(
+                        worker,
+                        f"parsing did not finish: over the limit of {limits.parse_timeout_s:g} s "
+                        "(raise it with --parse-timeout)",
+                        kill=True,
+                    )
                 continue
             try:
-                while worker.remaining and worker.from_child.poll():
-                    position, parsed = worker.from_child.recv()
-                    if parsed is None:
-                        lose(
-                            worker,
-                            "the parser ran out of memory on this file: over the limit of "
-                            f"{size_text(limits.max_parse_memory_bytes)} "
-                            "(raise it with --max-parse-memory)",
-                            kill=False,
-                        )
-                        break
-                    assert position == worker.remaining[0][0]
-                    results[position] = parsed
-                    worker.remaining.popleft()
-                    worker.since = time.monotonic()
+                done: list[tuple[int, ParsedTemplate | None]] = worker.from_child.recv()
             except (EOFError, OSError):
                 lose(worker, "", kill=False)
-        now = time.monotonic()
-        for worker in [w for w in pool if w.remaining]:
-            if now - worker.since >= limits.parse_timeout_s:
+                continue
+            for position, parsed in done:
+                if parsed is not None:
+                    results[position] = parsed
+            finished = {position for position, parsed in done if parsed is not None}
+            worker.remaining = deque(i for i in worker.remaining if i[0] not in finished)
+            if worker.remaining:  # it stopped on a MemoryError
                 lose(
                     worker,
-                    f"parsing did not finish: over the limit of {limits.parse_timeout_s:g} s "
-                    "(raise it with --parse-timeout)",
-                    kill=True,
+                    "the parser ran out of memory on this file: over the limit of "
+                    f"{size_text(limits.max_parse_memory_bytes)} "
+                    "(raise it with --max-parse-memory)",
+                    kill=False,
                 )
 
 
+_WORKER_MAIN = "import sys; from constructs_lib.audit.isolation import _main; _main(sys.argv[1:])"
+
+
 def _main(argv: Sequence[str]) -> None:
-    """A worker started as its own interpreter: ``python -m ... READ_FD WRITE_FD``."""
-    reader_fd, writer_fd = (int(a) for a in argv)
-    serve(Connection(reader_fd, writable=False), Connection(writer_fd, readable=False))
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1:])
+    """A worker started as its own interpreter, with READ_FD WRITE_FD SHARED_FD."""
+    reader_fd, writer_fd, shared_fd = (int(a) for a in argv)
+    progress = mmap.mmap(shared_fd, _PROGRESS.size)
+    serve(Connection(reader_fd, writable=False), Connection(writer_fd, readable=False), progress)

@@ -56,8 +56,12 @@ def _die_with_parent() -> None:
 
 
 def _cap_memory(extra: int) -> None:
+    """Cap the address space at what the worker has plus ``extra``; no core files (a crashing
+    file must not fill the disk, nor take seconds to dump)."""
     with contextlib.suppress(Exception):
         import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
 
         with open("/proc/self/statm", encoding="ascii") as handle:
             current = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -120,6 +124,8 @@ class _Worker:
         self.to_child = Connection(to_child, readable=False)
         self.from_child = Connection(from_child, writable=False)
         self.remaining: deque[_Item] = deque()
+        self.stopped = False
+        self.exit_code: int | None = None
         self.seen = 0
         self.since = 0.0
         self.to_child.send(limits)
@@ -178,6 +184,9 @@ class _Worker:
 
     def stop(self, kill: bool = False) -> int | None:
         """Stop the process (kill it when asked or when it does not stop); its exit code."""
+        if self.stopped:
+            return self.exit_code
+        self.stopped = True
         if not kill:
             with contextlib.suppress(OSError):
                 self.to_child.send(None)
@@ -187,7 +196,8 @@ class _Worker:
         if kill:
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
-        return self._reap()
+        self.exit_code = self._reap()
+        return self.exit_code
 
     def _reap(self) -> int | None:
         if self.popen is not None:

@@ -12,6 +12,7 @@ stream, which never recurses, before the document is built.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -53,7 +54,16 @@ def _too_deep(max_depth: int) -> LimitExceeded:
     return LimitExceeded("nested too deeply", f"{max_depth} levels", "--max-depth")
 
 
-def _stack_depth() -> int:
+def _recursion_depth() -> int:
+    """The interpreter's own count of nested calls here (Python frames and C recursion alike),
+    which is what its recursion limit is checked against. CPython states it when asked for a
+    limit below it; counting frames instead misses C-level calls (pytest's hooks, for one)."""
+    try:
+        sys.setrecursionlimit(1)
+    except RecursionError as error:
+        found = re.search(r"recursion depth (\d+)", str(error))
+        if found:
+            return int(found.group(1))
     frame: Any = sys._getframe(1)
     depth = 0
     while frame is not None:
@@ -62,9 +72,9 @@ def _stack_depth() -> int:
     return depth
 
 
-# Frames between this function and the C scanner: json.loads, decode, raw_decode and one more
-# (measured: the boundary tests in test_hostile.py hold it to the exact depth).
-_JSON_FRAMES = 4
+# Nested calls between the count above and the C scanner's first level (json.loads, decode,
+# raw_decode; measured: the boundary tests in test_hostile.py hold it to the exact depth).
+_JSON_FRAMES = 2
 
 
 def _load_json(text: str, max_depth: int) -> Any:
@@ -76,7 +86,7 @@ def _load_json(text: str, max_depth: int) -> Any:
     document with more brackets than ``max_depth`` is measured afterwards, without recursion.
     """
     previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(_stack_depth() + _JSON_FRAMES + max_depth)
+    sys.setrecursionlimit(_recursion_depth() + _JSON_FRAMES + max_depth)
     try:
         document = json.loads(text)
     except RecursionError:

@@ -313,13 +313,13 @@ def test_growing_file_stops_at_the_cap(tmp_path: Path) -> None:
 def test_size_cap_while_reading_spark(spark: Any, tmp_path: Path) -> None:
     from constructs_lib.audit import job
 
-    name = hostile.stat_lies(tmp_path)  # size 0 when checked, kilobytes when read
-    write(tmp_path, "ok.template.json", healthy("ok"))
-    limits = ReadLimits(max_file_bytes=1024)
+    name = hostile.stat_lies(tmp_path)  # size 0 when checked, tens of KiB when read
+    write(tmp_path, "ok.template.json", json.dumps(healthy("ok")))  # under 4 KiB
+    limits = ReadLimits(max_file_bytes=4096)
     result = job.run(spark, discovery.discover([str(tmp_path)]), limits=limits)
     status = _status(result)
     assert status[name] == (
-        "not read to the end: the file grew past the size cap: over the limit of 1 KiB "
+        "not read to the end: the file grew past the size cap: over the limit of 4 KiB "
         "(raise it with --max-file-size)"
     )
     assert status["ok.template.json"] == "ok"

@@ -11,6 +11,7 @@ stream, which never recurses, before the document is built.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -160,6 +161,17 @@ def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
     except yaml.YAMLError as error:
         raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
 
+    try:
+        return yaml.load(text, Loader=_loader(loader_base))  # SafeLoader: no arbitrary objects
+    except yaml.YAMLError as error:
+        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+
+
+@functools.cache
+def _loader(loader_base: Any) -> Any:
+    """The loader class, built once per process (not once per file)."""
+    import yaml
+
     class Loader(loader_base):  # type: ignore[misc]
         """Safe YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub, ...)."""
 
@@ -184,7 +196,4 @@ def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
 
     Loader.add_multi_constructor("!", short_form)
     Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp_as_text)
-    try:
-        return yaml.load(text, Loader=Loader)  # a SafeLoader subclass: no arbitrary objects
-    except yaml.YAMLError as error:
-        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+    return Loader

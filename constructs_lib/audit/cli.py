@@ -141,19 +141,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     try:
         result = _run(args, files)
-    except Exception as error:  # never a clean fleet: the run did not finish
+        _write(report.RENDERERS[args.format](result), args.output)
+    except Exception as error:  # never a clean fleet (nor "findings"): the run did not finish
         print(
             f"queue-audit: the run could not finish: {type(error).__name__}: {error}",
             file=sys.stderr,
         )
         return EXIT_NOT_FINISHED
-    text = report.RENDERERS[args.format](result)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
     return report.exit_code(result.findings, args.fail_on)
+
+
+def _write(text: str, output: str | None) -> None:
+    """The report, as UTF-8. A file name that is not UTF-8 (its undecodable bytes are lone
+    surrogates in Python) is written as \\udcff-style escapes: named, and the report stays valid."""
+    data = text.encode("utf-8", "backslashreplace")
+    if output:
+        with open(output, "wb") as handle:
+            handle.write(data)
+        return
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    buffer.write(data)
+    buffer.flush()
 
 
 def _run(args: argparse.Namespace, files: list[tuple[str, str]]) -> AuditResult:

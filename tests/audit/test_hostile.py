@@ -468,3 +468,17 @@ def test_queue_judged_as_written_last_with_duplicate_keys(tmp_path: Path) -> Non
     write(tmp_path, "dup.template.json", text)
     result = engine.audit_paths([str(tmp_path)])
     assert [f.rule_id for f in result.findings] == ["QR012"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_file_name_that_is_not_utf8_is_named_in_the_report(tmp_path: Path, fmt: str) -> None:
+    write(tmp_path, "ok.template.json", healthy("ok"))
+    name = os.fsdecode(b"bad\xff.json")  # the undecodable byte becomes a lone surrogate
+    (tmp_path / name).write_text("{not json")
+    command = [sys.executable, "-m", "constructs_lib.audit", str(tmp_path), "--engine", "local"]
+    completed = subprocess.run(
+        [*command, "--format", fmt], capture_output=True, timeout=120, check=False
+    )
+    assert completed.returncode == 1, completed.stderr  # the QR901, not a traceback
+    report = completed.stdout.decode("utf-8")  # valid UTF-8
+    assert "bad\\udcff.json" in report

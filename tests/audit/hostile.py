@@ -78,6 +78,15 @@ def invalid_utf8(folder: Path, name: str = "latin1.template.json") -> str:
     return name
 
 
+def python_tag(folder: Path, name: str = "python-tag.yaml") -> str:
+    """A YAML tag that would run a command under an unsafe loader: refused, never run."""
+    marker = folder.parent / "python-tag-ran"
+    (folder / name).write_text(
+        f'Resources:\n  Q: !!python/object/apply:os.system ["touch {marker}"]\n'
+    )
+    return name
+
+
 def symlink_loop(folder: Path) -> str:
     os.symlink("loop-b.yaml", folder / "loop-a.yaml")
     os.symlink("loop-a.yaml", folder / "loop-b.yaml")

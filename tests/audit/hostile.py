@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,7 +110,8 @@ def stat_lies(folder: Path, name: str = "grows.json") -> str:
 
 @contextmanager
 def growing_file(folder: Path, name: str = "growing.template.json") -> Iterator[str]:
-    """A regular file that another process keeps appending to while the audit runs."""
+    """A regular file that another process keeps appending to (about 800 KB/s) while the audit
+    runs; the writer is killed on exit."""
     path = folder / name
     path.write_text('{"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"x": "')
     writer = subprocess.Popen(
@@ -119,7 +121,7 @@ def growing_file(folder: Path, name: str = "growing.template.json") -> Iterator[
             "import sys, time\n"
             "with open(sys.argv[1], 'a') as f:\n"
             "    while True:\n"
-            "        f.write('x' * 65536); f.flush(); time.sleep(0.001)\n",
+            "        f.write('x' * 4096); f.flush(); time.sleep(0.005)\n",
             str(path),
         ]
     )
@@ -128,6 +130,13 @@ def growing_file(folder: Path, name: str = "growing.template.json") -> Iterator[
     finally:
         writer.kill()
         writer.wait(timeout=30)
+
+
+def wait_larger(path: Path, size: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while path.stat().st_size <= size:
+        assert time.monotonic() < deadline, f"{path} did not grow past {size} bytes"
+        time.sleep(0.05)
 
 
 def bom_template(folder: Path, template: dict[str, object], name: str) -> str:

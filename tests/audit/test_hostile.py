@@ -306,24 +306,34 @@ def test_workers_that_die_before_any_file_stop_the_run(
 # --- the size cap, before and while reading ----------------------------------------------------
 
 
-def test_growing_file_stops_at_the_cap(tmp_path: Path) -> None:
-    limits = ReadLimits(max_file_bytes=256 * 1024)
+def test_growing_files_stop_at_the_cap_local(tmp_path: Path) -> None:
+    limits = ReadLimits(max_file_bytes=4096)
     with hostile.growing_file(tmp_path) as name:
-        time.sleep(0.2)
-        parsed = templates.read_and_parse(str(tmp_path / name), "g", limits)
-    assert parsed.file.status == "skipped"
-    assert parsed.file.error.endswith("over the limit of 256 KiB (raise it with --max-file-size)")
+        hostile.wait_larger(tmp_path / name, limits.max_file_bytes)
+        maps = hostile.stat_lies(tmp_path)  # size 0 when checked, tens of KiB when read
+        result = engine.audit_files(_files(tmp_path, name, maps), ReadLimits(max_file_bytes=4096))
+    grown, lied = result.files
+    assert grown.status == lied.status == "skipped"
+    assert grown.error.endswith("over the limit of 4 KiB (raise it with --max-file-size)")
+    assert lied.error == (
+        "not read to the end: the file grew past the size cap: over the limit of 4 KiB "
+        "(raise it with --max-file-size)"
+    )
 
 
 @pytest.mark.spark
-def test_size_cap_while_reading_spark(spark: Any, tmp_path: Path) -> None:
+def test_growing_files_stop_at_the_cap_spark(spark: Any, tmp_path: Path) -> None:
     from constructs_lib.audit import job
 
     name = hostile.stat_lies(tmp_path)  # size 0 when checked, tens of KiB when read
     write(tmp_path, "ok.template.json", json.dumps(healthy("ok")))  # under 4 KiB
     limits = ReadLimits(max_file_bytes=4096)
-    result = job.run(spark, discovery.discover([str(tmp_path)]), limits=limits)
+    with hostile.growing_file(tmp_path) as growing:
+        hostile.wait_larger(tmp_path / growing, limits.max_file_bytes)
+        result = job.run(spark, discovery.discover([str(tmp_path)]), limits=limits)
     status = _status(result)
+    assert status[growing].endswith("over the limit of 4 KiB (raise it with --max-file-size)")
+    assert status[growing].startswith("not read")
     assert status[name] == (
         "not read to the end: the file grew past the size cap: over the limit of 4 KiB "
         "(raise it with --max-file-size)"

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from constructs_lib.audit import discovery, model, rules, templates
+from constructs_lib.audit import discovery, isolation, model, rules
 from constructs_lib.audit.model import (
     EdgeRow,
     ExportRow,
@@ -23,6 +23,7 @@ from constructs_lib.audit.model import (
     ResolvedEdge,
     ResourceRow,
 )
+from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 _ROLE_LABEL = {
     model.ROLE_DLQ: "RedrivePolicy.deadLetterTargetArn",
@@ -152,15 +153,21 @@ def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
     )
 
 
-def audit_files(files: Iterable[tuple[str, str]]) -> AuditResult:
-    """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) in this process."""
+def audit_files(
+    files: Iterable[tuple[str, str]],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    workers: int | None = None,
+) -> AuditResult:
+    """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
+    parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
+    resolved and evaluated here."""
     started = time.perf_counter()
-    parsed = [templates.read_and_parse(path, stack) for path, stack in files]
+    parsed = isolation.parse_files(files, limits, workers)
     parsed_at = time.perf_counter()
     result = audit_parsed(parsed)
     result.timings = {"parse": parsed_at - started, **result.timings}
     return result
 
 
-def audit_paths(paths: Iterable[str]) -> AuditResult:
-    return audit_files(discovery.discover(paths))
+def audit_paths(paths: Iterable[str], limits: ReadLimits = DEFAULT_LIMITS) -> AuditResult:
+    return audit_files(discovery.discover(paths), limits)

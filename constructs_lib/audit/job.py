@@ -16,6 +16,7 @@ Runs unchanged under ``spark-submit`` (see docs/audit.md); pyspark is imported h
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -29,9 +30,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from constructs_lib.audit import engine, model, rules, templates
+from constructs_lib.audit import engine, isolation, model, rules
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import EdgeRow, FileRow, Finding, NoteRow, ResourceRow
+from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 
 def _schema(*names: str, ints: Iterable[str] = ()) -> StructType:
@@ -105,9 +107,12 @@ def _wide(tag: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
     return (tag, *text, *([""] * (len(_WIDE_TEXT) - len(text))), number)
 
 
-def _parse_partition(paths: Iterable[tuple[str, str]]) -> Iterator[tuple[Any, ...]]:
-    for path, stack in paths:
-        parsed = templates.read_and_parse(path, stack)
+def _parse_partition(
+    paths: Iterable[tuple[str, str]], limits: ReadLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[Any, ...]]:
+    # One worker process per partition (Spark runs one partition per core): a file that crashes
+    # or hangs the parser costs that file (a QR901), never the Python worker, the task or the job.
+    for parsed in isolation.parse_files(paths, limits, workers=1):
         yield _wide("file", tuple(parsed.file))
         for resource in parsed.resources:
             yield _wide("resource", tuple(resource))
@@ -133,12 +138,14 @@ def _narrow(wide: DataFrame, tag: str) -> DataFrame:
 
 
 def parse(
-    spark: SparkSession, files: list[tuple[str, str]]
+    spark: SparkSession, files: list[tuple[str, str]], limits: ReadLimits = DEFAULT_LIMITS
 ) -> tuple[DataFrame, dict[str, DataFrame]]:
     """Paths -> (the parsed wide rows, one DataFrame per row kind), from one pass over the files."""
     context = spark.sparkContext
     slices = max(min(len(files), context.defaultParallelism * 2), len(files) // 500, 1)
-    parsed = context.parallelize(files, slices).mapPartitions(_parse_partition)
+    parsed = context.parallelize(files, slices).mapPartitions(
+        functools.partial(_parse_partition, limits=limits)
+    )
     wide = spark.createDataFrame(parsed, WIDE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     return wide, {tag: _narrow(wide, tag) for tag in _SCHEMAS}
 
@@ -306,11 +313,12 @@ def run(
     files: list[tuple[str, str]],
     parquet_dir: str | None = None,
     quiet: bool = True,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> AuditResult:
     """Audit ``(path, stack)`` pairs on ``spark``; each stage is materialized to time it."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    wide, frames = parse(spark, files)
+    wide, frames = parse(spark, files, limits)
     parsed_count = frames["file"].count()
     timings["parse"] = time.perf_counter() - started
     _progress(f"parsed {parsed_count} files in {timings['parse']:.1f} s", quiet)

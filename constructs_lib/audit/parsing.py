@@ -1,19 +1,30 @@
 """Bytes -> a template document (a dict): JSON, or YAML with CloudFormation's short-form tags.
 
 YAML is imported only when a YAML file is read: the in-app plugin runs where only aws-cdk-lib is.
+
+Parsing has limits (``safety.py``): nesting depth for JSON and YAML (PyYAML's C composer recurses
+on the C stack and crashes the process on some thousands of levels; it is checked before the
+composer runs), and for YAML the number of nodes once aliases and merge keys are expanded (an
+alias bomb of under 1 KB expands to billions of nodes). Both are counted on libyaml's event
+stream, which never recurses, before the document is built.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import sys
 from typing import Any
+
+from constructs_lib.audit.safety import DEFAULT_LIMITS, LimitExceeded, ReadLimits
 
 
 class TemplateError(ValueError):
     """A file that is not a CloudFormation template we can read."""
 
 
-def load_document(file: str, data: bytes) -> dict[str, Any]:
+def load_document(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Bytes -> template dict. JSON by default; YAML (with short-form tags) when it is not JSON."""
     try:
         text = data.decode("utf-8-sig")
@@ -23,13 +34,15 @@ def load_document(file: str, data: bytes) -> dict[str, Any]:
     document: Any
     if not is_yaml:
         try:
-            document = json.loads(text)
+            document = _load_json(text, limits.max_depth)
+        except LimitExceeded as error:
+            raise TemplateError(str(error)) from error
         except ValueError as error:
             if text.lstrip().startswith(("{", "[")) or file.endswith(".json"):
                 raise TemplateError(f"invalid JSON: {error}") from error
             is_yaml = True
     if is_yaml:
-        document = _load_yaml(text)
+        document = _load_yaml(text, limits)
     if not isinstance(document, dict):
         raise TemplateError("not a CloudFormation template: the document is not a mapping")
     resources = document.get("Resources")
@@ -38,10 +51,126 @@ def load_document(file: str, data: bytes) -> dict[str, Any]:
     return document
 
 
-def _load_yaml(text: str) -> Any:
+def _too_deep(max_depth: int) -> LimitExceeded:
+    return LimitExceeded("nested too deeply", f"{max_depth} levels", "--max-depth")
+
+
+def _recursion_depth() -> int:
+    """The interpreter's own count of nested calls here (Python frames and C recursion alike),
+    which is what its recursion limit is checked against. CPython states it when asked for a
+    limit below it; counting frames instead misses C-level calls (pytest's hooks, for one)."""
+    try:
+        sys.setrecursionlimit(1)
+    except RecursionError as error:
+        found = re.search(r"recursion depth (\d+)", str(error))
+        if found:
+            return int(found.group(1))
+    frame: Any = sys._getframe(1)
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+# Nested calls between the count above and the C scanner's first level (json.loads, decode,
+# raw_decode; measured: the boundary tests in test_hostile.py hold it to the exact depth).
+_JSON_FRAMES = 2
+
+
+def _load_json(text: str, max_depth: int) -> Any:
+    """json.loads with nesting limited to ``max_depth`` levels at no cost per node.
+
+    The C scanner enters one recursion level per nested array or object, counted against the
+    interpreter's recursion limit (Python 3.11), so lowering that limit for the call bounds the
+    depth exactly; past it, RecursionError. Python 3.12+ counts C recursion apart, so there a
+    document with more brackets than ``max_depth`` is measured afterwards, without recursion.
+    """
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(_recursion_depth() + _JSON_FRAMES + max_depth)
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise _too_deep(max_depth) from None
+    finally:
+        sys.setrecursionlimit(previous)
+    if sys.version_info >= (3, 12) and text.count("[") + text.count("{") > max_depth:
+        _check_depth(document, max_depth)
+    return document
+
+
+def _check_depth(document: Any, max_depth: int) -> None:
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, dict | list):
+            if depth > max_depth:
+                raise _too_deep(max_depth)
+            stack.extend((child, depth + 1) for child in children)
+
+
+def check_yaml_events(text: str, limits: ReadLimits, yaml: Any, loader: Any) -> None:
+    """Depth and expanded node count of a YAML stream, from libyaml's events (no recursion).
+
+    Every scalar and collection is one node; an alias counts every node of what it names (a
+    merge key's alias too), so the count is the size of the document with aliases expanded.
+    """
+    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
+    starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    max_depth, max_nodes = limits.max_depth, limits.max_yaml_nodes
+    anchors: dict[str, int] = {}
+    open_nodes: list[tuple[str | None, int]] = []
+    nodes = 0
+    for event in yaml.parse(text, Loader=loader):
+        kind = type(event)
+        if kind is scalar:
+            nodes += 1
+            if event.anchor is not None:
+                anchors[event.anchor] = 1
+        elif kind is alias:
+            nodes += anchors.get(event.anchor, 1)
+        elif kind in starts:
+            nodes += 1
+            open_nodes.append((event.anchor, nodes))
+            if len(open_nodes) > max_depth:
+                raise _too_deep(max_depth)
+        elif kind in ends:
+            anchor, first = open_nodes.pop()
+            if anchor is not None:
+                anchors[anchor] = nodes - first + 1
+        else:
+            continue
+        if nodes > max_nodes:
+            raise LimitExceeded(
+                "too many YAML nodes once aliases and merge keys (<<) are expanded",
+                f"{max_nodes:,} nodes",
+                "--max-yaml-nodes",
+            )
+
+
+def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
     import yaml  # only YAML inputs need it
 
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        check_yaml_events(text, limits, yaml, loader_base)
+    except LimitExceeded as error:
+        raise TemplateError(str(error)) from error
+    except yaml.YAMLError as error:
+        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+
+    try:
+        return yaml.load(text, Loader=_loader(loader_base))  # SafeLoader: no arbitrary objects
+    except yaml.YAMLError as error:
+        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+
+
+@functools.cache
+def _loader(loader_base: Any) -> Any:
+    """The loader class, built once per process (not once per file)."""
+    import yaml
 
     class Loader(loader_base):  # type: ignore[misc]
         """Safe YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub, ...)."""
@@ -67,7 +196,4 @@ def _load_yaml(text: str) -> Any:
 
     Loader.add_multi_constructor("!", short_form)
     Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp_as_text)
-    try:
-        return yaml.load(text, Loader=Loader)  # a SafeLoader subclass: no arbitrary objects
-    except yaml.YAMLError as error:
-        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+    return Loader

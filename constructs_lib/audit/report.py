@@ -37,6 +37,8 @@ def summarize(result: AuditResult) -> dict[str, Any]:
         "files_clean": clean,
         "files_with_findings": len(with_findings),
         "files_unparseable": len(unparseable),
+        # of which not read on purpose (not a regular file, over the size cap); each has a QR901
+        "files_skipped": sum(1 for f in result.files if f.status == "skipped"),
         "reconciled": read == clean + len(with_findings) + len(unparseable) and clean >= 0,
         "queues": result.queues,
         "findings": len(result.findings),

@@ -15,28 +15,41 @@ from __future__ import annotations
 from constructs_lib.audit.dialects import cloudformation
 from constructs_lib.audit.model import FileRow, ParsedTemplate
 from constructs_lib.audit.parsing import TemplateError, load_document
-from constructs_lib.audit.reading import ReadError, read_bytes
+from constructs_lib.audit.reading import ReadError, SkippedFile, read_bytes
+from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
+
+# A file not read on purpose (not a regular file, over the size cap): reported like an
+# unparseable one (QR901), and counted apart in the summary.
+SKIPPED = "skipped"
 
 
-def unparseable(file: str, stack: str, reason: str) -> ParsedTemplate:
-    return ParsedTemplate(FileRow(file, stack, "unparseable", reason, 0))
+def unparseable(file: str, stack: str, reason: str, status: str = "unparseable") -> ParsedTemplate:
+    return ParsedTemplate(FileRow(file, stack, status, reason, 0))
 
 
-def parse_template(file: str, stack: str, data: bytes) -> ParsedTemplate:
+def parse_template(
+    file: str, stack: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS
+) -> ParsedTemplate:
     """One file's bytes -> rows."""
     try:
-        return cloudformation.extract(file, stack, load_document(file, data))
+        return cloudformation.extract(file, stack, load_document(file, data, limits))
     except TemplateError as error:
         return unparseable(file, stack, str(error))
+    except MemoryError:  # the parsing worker reports it and is replaced (isolation.py)
+        raise
     except Exception as error:  # a template shape no one foresaw must not stop the fleet
         return unparseable(
             file, stack, f"could not interpret the template: {type(error).__name__}: {error}"
         )
 
 
-def read_and_parse(file: str, stack: str) -> ParsedTemplate:
+def read_and_parse(file: str, stack: str, limits: ReadLimits = DEFAULT_LIMITS) -> ParsedTemplate:
+    """One file, in this process, within ``limits`` (``isolation.parse_files`` adds a time bound
+    and survives a crash of the parser)."""
     try:
-        data = read_bytes(file)
+        data = read_bytes(file, limits)
+    except SkippedFile as error:
+        return unparseable(file, stack, str(error), SKIPPED)
     except ReadError as error:
         return unparseable(file, stack, str(error))
-    return parse_template(file, stack, data)
+    return parse_template(file, stack, data, limits)

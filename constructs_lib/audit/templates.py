@@ -12,7 +12,7 @@ Which files to read is ``discovery.py``'s job. Nothing here raises for a bad fil
 
 from __future__ import annotations
 
-from constructs_lib.audit.dialects import cloudformation
+from constructs_lib.audit.dialects import cloudformation, sam
 from constructs_lib.audit.model import FileRow, ParsedTemplate
 from constructs_lib.audit.parsing import TemplateError, load_document
 from constructs_lib.audit.reading import ReadError, read_bytes
@@ -25,7 +25,10 @@ def unparseable(file: str, stack: str, reason: str) -> ParsedTemplate:
 def parse_template(file: str, stack: str, data: bytes) -> ParsedTemplate:
     """One file's bytes -> rows."""
     try:
-        return cloudformation.extract(file, stack, load_document(file, data))
+        document = load_document(file, data)
+        if sam.is_sam(document):
+            return sam.extract(file, stack, document, sam.default_parameter_values(document))
+        return cloudformation.extract(file, stack, document)
     except TemplateError as error:
         return unparseable(file, stack, str(error))
     except Exception as error:  # a template shape no one foresaw must not stop the fleet

@@ -396,6 +396,7 @@ def test_rejection_note_says_why(result: engine.AuditResult) -> None:
     assert note.severity == "info"
     assert "aws-sam-translator" in note.message
     assert "Missing required property 'Queue'" in note.message
+    assert "[Worker.Orders]" in note.message  # the event as the author wrote it
 
 
 def test_mapping_findings_name_the_event(result: engine.AuditResult) -> None:

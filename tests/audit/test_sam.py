@@ -10,6 +10,7 @@ a FIFO queue with a batching window. Every case runs on both engines, which must
 from __future__ import annotations
 
 import socket
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -455,6 +456,16 @@ def test_dead_letter_queue_becomes_dead_letter_config() -> None:
     # the input is not changed: a rejected template falls back to it
     assert document["Resources"]["Notifier"]["Type"] == "AWS::Serverless::Function"
     assert document["Resources"]["Notifier"]["Properties"]["CodeUri"] == "notifier/"
+
+
+def test_without_the_translator_the_rest_is_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN an environment without aws-sam-translator (the in-app plugin needs only aws-cdk-lib)
+    monkeypatch.setitem(sys.modules, "samtranslator.translator.translator", None)
+    document = _load(DEAD_LETTER)
+    expansion = sam.expand(document, sam.default_parameter_values(document))
+    # THEN the plain queue stays, the Serverless function goes, and the note says why
+    assert set(expansion.document["Resources"]) == {"Failures"}
+    assert expansion.problem is not None and "not installed" in expansion.problem
 
 
 def test_plain_templates_are_not_sam() -> None:

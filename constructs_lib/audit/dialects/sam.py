@@ -216,6 +216,11 @@ def _alias_parameter(properties: dict[str, Any], parameter_values: dict[str, Any
 
 
 def _problem(error: Exception, origins: Mapping[str, str]) -> str:
+    if isinstance(error, ImportError):
+        return (
+            "SAM template not expanded, so its AWS::Serverless resources are not judged: "
+            'aws-sam-translator is not installed (pip install "constructs-lib[audit]")'
+        )
     causes = getattr(error, "causes", None)
     if causes:
         messages = [str(getattr(cause, "message", cause)) for cause in causes]

@@ -12,7 +12,7 @@ Which files to read is ``discovery.py``'s job. Nothing here raises for a bad fil
 
 from __future__ import annotations
 
-from constructs_lib.audit.dialects import cloudformation
+from constructs_lib.audit.dialects import cloudformation, sam
 from constructs_lib.audit.model import FileRow, ParsedTemplate
 from constructs_lib.audit.parsing import TemplateError, load_document
 from constructs_lib.audit.reading import ReadError, SkippedFile, read_bytes
@@ -32,7 +32,10 @@ def parse_template(
 ) -> ParsedTemplate:
     """One file's bytes -> rows."""
     try:
-        return cloudformation.extract(file, stack, load_document(file, data, limits))
+        document = load_document(file, data, limits)
+        if sam.is_sam(document):
+            return sam.extract(file, stack, document, sam.default_parameter_values(document))
+        return cloudformation.extract(file, stack, document)
     except TemplateError as error:
         return unparseable(file, stack, str(error))
     except MemoryError:  # the parsing worker reports it and is replaced (isolation.py)

@@ -31,7 +31,10 @@ from constructs_lib.audit.model import (
 )
 from constructs_lib.audit.parsing import TemplateError
 
-_KIND_TYPES = {"queue": model.QUEUE, "function": model.FUNCTION}
+# An alias or a version names a function: whatever invokes one invokes that function (SAM's
+# AutoPublishAlias points event source mappings at an alias).
+_FUNCTION_POINTERS = ("AWS::Lambda::Alias", "AWS::Lambda::Version")
+_KIND_TYPES = {"queue": (model.QUEUE,), "function": (model.FUNCTION, *_FUNCTION_POINTERS)}
 
 
 def extract(
@@ -110,6 +113,7 @@ def extract(
         )
         count += 1
     parsed.file = FileRow(file, stack, "ok", "", count)
+    _function_pointer_keys(template, resources, parsed)
     outputs = document.get("Outputs")
     if isinstance(outputs, dict):
         for output in outputs.values():
@@ -180,7 +184,7 @@ def target_key(template: Scope, kind: str, value: Any, only_sqs: bool = False) -
         key = str(value["$ref"])
         if key.startswith("local:"):
             logical_id = key.rsplit("#", 1)[-1]
-            if template.types.get(logical_id) != _KIND_TYPES[kind]:
+            if template.types.get(logical_id) not in _KIND_TYPES[kind]:
                 return None  # e.g. an event source mapping on a Kinesis stream
         return key
     if isinstance(value, str):
@@ -196,6 +200,28 @@ def target_key(template: Scope, kind: str, value: Any, only_sqs: bool = False) -
     if value is None:
         return None
     return f"unresolved:{describe(value)}"
+
+
+def _function_pointer_keys(
+    template: Scope, resources: dict[str, Any], parsed: ParsedTemplate
+) -> None:
+    """The function behind each local alias or version also answers to that alias's key."""
+    for pointer in resources:
+        target = str(pointer)
+        for _hop in _FUNCTION_POINTERS:  # an alias may name a version of the function
+            body = resources.get(target)
+            if not isinstance(body, dict) or body.get("Type") not in _FUNCTION_POINTERS:
+                break
+            properties = body.get("Properties")
+            name = properties.get("FunctionName") if isinstance(properties, dict) else None
+            name = template.normalize(name)
+            if not (is_ref(name) and str(name["$ref"]).startswith("local:")):
+                break
+            target = str(name["$ref"]).rsplit("#", 1)[-1]
+        if target != str(pointer) and template.types.get(target) == model.FUNCTION:
+            function_uid = model.uid(template.file, target)
+            pointer_key = model.local_key(model.uid(template.file, str(pointer)))
+            parsed.keys.append(KeyRow(function_uid, pointer_key))
 
 
 def _edge(

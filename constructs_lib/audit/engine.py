@@ -32,6 +32,7 @@ _ROLE_LABEL = {
     model.ROLE_FUNCTION: "FunctionName",
     model.ROLE_ALARM: "alarm dimension QueueName",
     model.ROLE_POLICY: "Queues entry",
+    model.ROLE_FEEDS_DLQ: "dead-letter target",
 }
 
 
@@ -108,6 +109,8 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
             rows.append(MemberRow(edge.to_uid, model.MEMBER_ALARM, edge.detail, edge.from_uid))
         elif edge.role == model.ROLE_POLICY:
             rows.append(MemberRow(edge.to_uid, model.MEMBER_POLICY, "", edge.from_uid))
+        elif edge.role == model.ROLE_FEEDS_DLQ:
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_FEEDER, edge.detail, edge.from_uid))
         elif edge.role == model.ROLE_ALLOW_SOURCE:
             rows.append(MemberRow(edge.from_uid, model.MEMBER_ALLOW_SOURCE, "", edge.to_uid))
     for edge in event_sources:

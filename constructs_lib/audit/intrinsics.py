@@ -18,6 +18,7 @@ from typing import Any
 
 from constructs_lib import limits
 from constructs_lib.audit import model
+from constructs_lib.audit.parameters import PSEUDO_PARAMETERS, ParameterValue
 
 UNKNOWN_PIECE = "${?}"  # stands for an unknown part of a string (a region, a parameter, ...)
 NO_VALUE = object()  # AWS::NoValue: the property is removed
@@ -50,14 +51,20 @@ def describe(value: Any) -> str:
 
 @dataclass
 class Scope:
-    """One template's names, for normalizing the intrinsic functions inside it."""
+    """One template's names and values, for normalizing the intrinsic functions inside it."""
 
     file: str
     stack: str
     types: dict[str, str]  # logical id -> resource type, for every resource
-    parameters: set[str]
-    mappings: dict[str, Any]
-    refs_to_wrong_type: list[str] = field(default_factory=list)
+    parameters: dict[str, ParameterValue] = field(default_factory=dict)
+    unknown_parameters: set[str] = field(default_factory=set)
+    mappings: dict[str, Any] = field(default_factory=dict)
+    conditions: dict[str, Any] = field(default_factory=dict)
+    # parameters read since the last ``take_uses``: name -> where the value came from
+    uses: dict[str, str] = field(default_factory=dict)
+    # undecidable conditions an ``Fn::If`` took as true since the last ``take_assumed``
+    assumed: set[str] = field(default_factory=set)
+    _decided: dict[str, bool | None] = field(default_factory=dict)
 
     def normalize(self, value: Any) -> Any:
         if isinstance(value, dict):
@@ -80,12 +87,39 @@ class Scope:
             return value.isoformat()
         return value
 
+    def take_assumed(self) -> set[str]:
+        assumed, self.assumed = self.assumed, set()
+        return assumed
+
+    def take_uses(self) -> dict[str, str]:
+        uses, self.uses = self.uses, {}
+        return uses
+
     def resource_ref(self, logical_id: str, attribute: str, original: Any) -> dict[str, Any]:
         return {
             "$ref": model.local_key(model.uid(self.file, logical_id)),
             "$attr": attribute,
             "$text": json.dumps(original, sort_keys=True),
         }
+
+    def _named_value(self, name: str) -> Any:
+        """A parameter's or pseudo parameter's value, or None when it is unknown."""
+        if name in self.parameters:
+            value = self.parameters[name]
+            self.uses[name] = value.describe(name)
+            return value.value
+        if name == "AWS::StackName":
+            return self.stack
+        if name == "AWS::StackId":
+            return (
+                f"arn:{self._pseudo('AWS::Partition')}:cloudformation:{self._pseudo('AWS::Region')}"
+                f":{self._pseudo('AWS::AccountId')}:stack/{self.stack}/{UNKNOWN_PIECE}"
+            )
+        return PSEUDO_PARAMETERS.get(name)
+
+    def _pseudo(self, name: str) -> Any:
+        value = self.parameters.get(name)
+        return value.value if value is not None else PSEUDO_PARAMETERS[name]
 
     def ref(self, argument: Any, original: Any) -> Any:
         if not isinstance(argument, str):
@@ -94,21 +128,20 @@ class Scope:
             return self.resource_ref(argument, "Ref", original)
         if argument == "AWS::NoValue":
             return NO_VALUE
-        if argument == "AWS::StackName":
-            return self.stack
-        return unresolved(original)  # parameters and account-specific pseudo parameters
+        value = self._named_value(argument)
+        return unresolved(original) if value is None else value
 
     def get_att(self, argument: Any, original: Any) -> Any:
         if isinstance(argument, str):
             argument = argument.split(".", 1)
-        if (
+        if not (
             isinstance(argument, list)
             and len(argument) == 2
             and isinstance(argument[0], str)
             and argument[0] in self.types
         ):
-            return self.resource_ref(argument[0], str(argument[1]), original)
-        return unresolved(original)
+            return unresolved(original)
+        return self.resource_ref(argument[0], str(argument[1]), original)
 
     def import_value(self, argument: Any, original: Any) -> Any:
         name = self.normalize(argument)
@@ -144,12 +177,56 @@ class Scope:
         if name in variables:
             value = variables[name]
             return str(value) if isinstance(value, int | float) else value
-        if name == "AWS::StackName":
-            return self.stack
         logical_id, _, attribute = name.partition(".")
         if logical_id in self.types:
             return self.resource_ref(logical_id, attribute or "Ref", original)
+        value = self._named_value(name)
+        return str(value) if isinstance(value, int | float) else value
+
+    # --- Conditions --------------------------------------------------------------------------
+
+    def condition(self, name: Any) -> bool | None:
+        """A named condition's value; None when it depends on something unknown."""
+        if not isinstance(name, str) or name not in self.conditions:
+            return None
+        if name not in self._decided:
+            self._decided[name] = None  # a condition that refers to itself stays unknown
+            self._decided[name] = self._decide(self.conditions[name])
+        return self._decided[name]
+
+    def _decide(self, expression: Any) -> bool | None:
+        if not (isinstance(expression, dict) and len(expression) == 1):
+            return None
+        ((function, argument),) = expression.items()
+        if function == "Condition":
+            return self.condition(argument)
+        if function == "Fn::Equals":
+            if not (isinstance(argument, list) and len(argument) == 2):
+                return None
+            left, right = (self.normalize(a) for a in argument)
+            if is_unresolved(left) or is_unresolved(right):
+                return None
+            return _as_text(left) == _as_text(right)
+        if function == "Fn::Not":
+            inner = self._decide(argument[0]) if isinstance(argument, list) and argument else None
+            return None if inner is None else not inner
+        if function in ("Fn::And", "Fn::Or") and isinstance(argument, list):
+            decided = [self._decide(item) for item in argument]
+            deciding = bool(function == "Fn::Or")  # the value that settles the whole expression
+            if deciding in decided:
+                return deciding
+            return None if None in decided else not deciding
         return None
+
+    def if_(self, argument: Any, original: Any) -> Any:
+        if not (isinstance(argument, list) and len(argument) == 3):
+            return unresolved(original)
+        decided = self.condition(argument[0])
+        if decided is None:
+            # Judged as if the condition held, like a resource it guards; the caller says so.
+            self.assumed.add(str(argument[0]))
+            decided = True
+        return self.normalize(argument[1] if decided else argument[2])
 
     def join(self, argument: Any, original: Any) -> Any:
         if not (isinstance(argument, list) and len(argument) == 2 and isinstance(argument[0], str)):
@@ -190,8 +267,18 @@ _INTRINSICS: dict[str, Callable[[Scope, Any, Any], Any]] = {
     "Fn::Join": Scope.join,
     "Fn::Select": Scope.select,
     "Fn::FindInMap": Scope.find_in_map,
+    "Fn::If": Scope.if_,
     "Condition": lambda _t, _a, original: unresolved(original),
 }
+
+
+def _as_text(value: Any) -> str:
+    """CloudFormation compares condition operands as strings."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ",".join(_as_text(v) for v in value)
+    return str(value)
 
 
 # --- Names inside ARNs and URLs ----------------------------------------------------------------

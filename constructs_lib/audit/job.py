@@ -216,6 +216,10 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
         )
         .when(role == model.ROLE_POLICY, F.array(member("to_uid", model.MEMBER_POLICY, "from_uid")))
         .when(
+            role == model.ROLE_FEEDS_DLQ,
+            F.array(member("to_uid", model.MEMBER_FEEDER, "from_uid", "detail")),
+        )
+        .when(
             role == model.ROLE_ALLOW_SOURCE,
             F.array(member("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid")),
         )

@@ -28,7 +28,28 @@ QUEUE_POLICY = "AWS::SQS::QueuePolicy"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 FUNCTION = "AWS::Lambda::Function"
 ALARM = "AWS::CloudWatch::Alarm"
-AUDITED_TYPES = frozenset({QUEUE, QUEUE_POLICY, EVENT_SOURCE_MAPPING, FUNCTION, ALARM})
+# Resources that send their failures to a queue (a dead-letter queue fed by a service).
+EVENT_RULE = "AWS::Events::Rule"
+EVENT_INVOKE_CONFIG = "AWS::Lambda::EventInvokeConfig"
+PIPE = "AWS::Pipes::Pipe"
+SCHEDULE = "AWS::Scheduler::Schedule"
+SNS_SUBSCRIPTION = "AWS::SNS::Subscription"
+AUDITED_TYPES = frozenset(
+    {
+        QUEUE,
+        QUEUE_POLICY,
+        EVENT_SOURCE_MAPPING,
+        FUNCTION,
+        ALARM,
+        EVENT_RULE,
+        EVENT_INVOKE_CONFIG,
+        PIPE,
+        SCHEDULE,
+        SNS_SUBSCRIPTION,
+    }
+)
+# Normalized properties: which top-level properties took their value from a parameter.
+PARAMETER_SOURCES = "$parameters"
 
 # Edge roles: how one resource points at another.
 ROLE_DLQ = "dlq"  # queue RedrivePolicy.deadLetterTargetArn -> queue
@@ -37,6 +58,7 @@ ROLE_EVENT_SOURCE = "event_source"  # event source mapping EventSourceArn -> que
 ROLE_FUNCTION = "function"  # event source mapping FunctionName -> function
 ROLE_ALARM = "alarm"  # alarm dimension QueueName -> queue (detail: metric name)
 ROLE_POLICY = "policy"  # queue policy Queues[i] -> queue
+ROLE_FEEDS_DLQ = "feeds_dlq"  # a service's dead-letter setting -> queue (detail: the service)
 
 # Members of a queue context (who stands where around the queue).
 MEMBER_QUEUE = "queue"
@@ -47,6 +69,7 @@ MEMBER_FUNCTION = "function"  # detail: the uid of the event source mapping that
 MEMBER_ALARM = "alarm"  # detail: the metric name
 MEMBER_POLICY = "policy"
 MEMBER_ALLOW_SOURCE = "allow_source"
+MEMBER_FEEDER = "feeder"  # detail: the service that sends its failures to this queue
 
 
 def uid(file: str, logical_id: str) -> str:
@@ -190,10 +213,13 @@ class QueueContext:
     alarms: tuple[AlarmRef, ...] = ()
     policies: tuple[Resource, ...] = ()
     allowed_sources: frozenset[str] = field(default_factory=frozenset)  # resolved uids
+    # services that send their failures here: (resource, "Lambda async invocations", ...)
+    feeders: tuple[tuple[Resource, str], ...] = ()
 
     @property
     def is_dead_letter_queue(self) -> bool:
-        return bool(self.sources)
+        """A queue some queue's redrive policy or some service's failure setting points at."""
+        return bool(self.sources or self.feeders)
 
 
 @dataclass(frozen=True)
@@ -245,6 +271,7 @@ def build_context(
     alarms: dict[tuple[str, str], AlarmRef] = {}
     policies: dict[str, Resource] = {}
     allowed: set[str] = set()
+    feeders: dict[tuple[str, str], tuple[Resource, str]] = {}
     for member, detail, row in members:
         if member == MEMBER_QUEUE:
             queue = resource(row)
@@ -262,6 +289,8 @@ def build_context(
             policies[row.uid] = resource(row)
         elif member == MEMBER_ALLOW_SOURCE:
             allowed.add(row.uid)
+        elif member == MEMBER_FEEDER:
+            feeders[(row.uid, detail)] = (resource(row), detail)
     if queue is None or queue.uid != queue_uid:
         return None
     return QueueContext(
@@ -272,6 +301,7 @@ def build_context(
         alarms=tuple(alarms[k] for k in sorted(alarms)),
         policies=tuple(policies[k] for k in sorted(policies)),
         allowed_sources=frozenset(allowed),
+        feeders=tuple(feeders[k] for k in sorted(feeders)),
     )
 
 

@@ -16,7 +16,14 @@ from typing import Any
 
 from constructs_lib import limits, policy
 from constructs_lib.audit.intrinsics import describe, is_unresolved
-from constructs_lib.audit.model import Finding, NoteRow, QueueContext, Resource, Severity
+from constructs_lib.audit.model import (
+    PARAMETER_SOURCES,
+    Finding,
+    NoteRow,
+    QueueContext,
+    Resource,
+    Severity,
+)
 from constructs_lib.errors import Problem
 
 UNRESOLVED_RULE = "QR900"
@@ -119,7 +126,12 @@ def _comparison_only(
 
 
 def _qr001(ctx: QueueContext) -> Iterator[Outcome]:
-    if not ctx.is_dead_letter_queue and ctx.queue.prop("RedrivePolicy") is None:
+    if ctx.is_dead_letter_queue:
+        return
+    redrive = ctx.queue.prop("RedrivePolicy")
+    if redrive is not None and is_unresolved(redrive):
+        raise _Unknowable(ctx.queue, f"RedrivePolicy is {describe(redrive)}")
+    if redrive is None:
         yield Hit(
             ctx.queue, f"queue {_name(ctx.queue)} has no dead-letter queue (no RedrivePolicy)"
         )
@@ -168,7 +180,7 @@ def _redrive_permission(dlq: Resource) -> str | None:
 
 
 def _qr004(ctx: QueueContext) -> Iterator[Outcome]:
-    if not ctx.is_dead_letter_queue:
+    if not ctx.sources:  # the redrive-allow policy governs queues' redrive, not services
         return
     permission = _redrive_permission(ctx.queue)
     if permission is None or permission == "allowAll":
@@ -180,7 +192,7 @@ def _qr004(ctx: QueueContext) -> Iterator[Outcome]:
 
 
 def _qr005(ctx: QueueContext) -> Iterator[Outcome]:
-    if not ctx.is_dead_letter_queue:
+    if not ctx.sources:
         return
     permission = _redrive_permission(ctx.queue)
     if permission == "denyAll":
@@ -202,6 +214,8 @@ def _qr005(ctx: QueueContext) -> Iterator[Outcome]:
 
 def _consumer_numbers(ctx: QueueContext) -> Iterator[tuple[Resource, int, int, int]]:
     """(mapping, visibility, function timeout, batching window) for each consumer with a function."""
+    if not ctx.consumers:
+        return  # no consumer, nothing to compare: an unknown visibility timeout is no finding
     visibility = _int(ctx.queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
     assert visibility is not None
     for consumer in ctx.consumers:
@@ -270,17 +284,28 @@ def _qr009(ctx: QueueContext) -> Iterator[Outcome]:
         )
 
 
+def _fed_by(ctx: QueueContext) -> str:
+    services = [_name(s) + "'s RedrivePolicy" for s in ctx.sources]
+    services += sorted({service for _resource, service in ctx.feeders})
+    return ", ".join(services)
+
+
 def _qr010(ctx: QueueContext) -> Iterator[Outcome]:
-    if ctx.is_dead_letter_queue and not _has_alarm(ctx, limits.METRIC_VISIBLE):
-        yield Hit(
-            ctx.queue,
-            f"dead-letter queue {_name(ctx.queue)} has no alarm on {limits.METRIC_VISIBLE} "
-            "(failed messages pile up unnoticed)",
-        )
+    if not ctx.is_dead_letter_queue or _has_alarm(ctx, limits.METRIC_VISIBLE):
+        return
+    # Services send their failures with SendMessage, which NumberOfMessagesSent counts; only
+    # messages moved by a queue's redrive policy escape it (QR011).
+    if not ctx.sources and _has_alarm(ctx, limits.METRIC_SENT):
+        return
+    yield Hit(
+        ctx.queue,
+        f"dead-letter queue {_name(ctx.queue)} (fed by {_fed_by(ctx)}) has no alarm on "
+        f"{limits.METRIC_VISIBLE} (failed messages pile up unnoticed)",
+    )
 
 
 def _qr011(ctx: QueueContext) -> Iterator[Outcome]:
-    if not ctx.is_dead_letter_queue:
+    if not ctx.sources:  # services' failures arrive by SendMessage, which the metric counts
         return
     for alarm in ctx.alarms:
         if alarm.metric == limits.METRIC_SENT:
@@ -517,6 +542,20 @@ def unparseable_finding(file: str, stack: str, error: str) -> Finding:
     )
 
 
+def _parameter_sources(ctx: QueueContext, resource: Resource) -> str:
+    """Where values of the judged resources came from, when a parameter gave them."""
+    seen: dict[str, Resource] = {r.uid: r for r in (resource, ctx.queue)}
+    for consumer in ctx.consumers:
+        if consumer.mapping.uid == resource.uid and consumer.function is not None:
+            seen[consumer.function.uid] = consumer.function
+    notes = [
+        f"{_name(r)} {prop} from {source}"
+        for r in seen.values()
+        for prop, source in sorted((r.prop(PARAMETER_SOURCES) or {}).items())
+    ]
+    return f" [values: {'; '.join(notes)}]" if notes else ""
+
+
 def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Finding]:
     """Every finding of every rule on this queue's context, QR900 for what it could not judge."""
     findings: dict[tuple[str, str, str, str], Finding] = {}
@@ -537,7 +576,7 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
                     outcome.resource.stack,
                     outcome.resource.logical_id,
                     queue,
-                    outcome.message,
+                    outcome.message + _parameter_sources(ctx, outcome.resource),
                     rule.fix,
                 )
             else:

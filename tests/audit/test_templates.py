@@ -197,9 +197,9 @@ def test_queue_referenced_by_literal_arn(tmp_path: Path) -> None:
     assert ("dlq.template.json", "QR004", "Dlq") in pairs(result)
 
 
-def test_unresolvable_property_is_qr900(tmp_path: Path) -> None:
+def test_parameter_without_value_is_qr900(tmp_path: Path) -> None:
     template = healthy("param")
-    template["Parameters"] = {"Visibility": {"Type": "Number", "Default": 60}}
+    template["Parameters"] = {"Visibility": {"Type": "Number"}}
     props(template, "Source")["VisibilityTimeout"] = {"Ref": "Visibility"}
     path = write(tmp_path, "param.template.json", template)
     result = engine.audit_paths([str(path)])

@@ -11,8 +11,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from constructs_lib import limits
-from constructs_lib.audit import model
+from constructs_lib.audit import model, parameters
 from constructs_lib.audit.intrinsics import (
+    NO_VALUE,
     UNKNOWN_PIECE,
     Scope,
     describe,
@@ -26,10 +27,10 @@ from constructs_lib.audit.model import (
     ExportRow,
     FileRow,
     KeyRow,
+    NoteRow,
     ParsedTemplate,
     ResourceRow,
 )
-from constructs_lib.audit.parsing import TemplateError
 
 # An alias or a version names a function: whatever invokes one invokes that function (SAM's
 # AutoPublishAlias points event source mappings at an alias).
@@ -38,14 +39,18 @@ _KIND_TYPES = {"queue": (model.QUEUE,), "function": (model.FUNCTION, *_FUNCTION_
 
 
 def extract(
-    file: str, stack: str, document: dict[str, Any], origins: Mapping[str, str] | None = None
+    file: str,
+    stack: str,
+    document: dict[str, Any],
+    origins: Mapping[str, str] | None = None,
+    overrides: Mapping[str, str] | None = None,
 ) -> ParsedTemplate:
     """One template's rows. ``origins`` maps generated logical ids to the ids a person wrote
     (SAM's ``Function.Event``), so findings name what the author can find in the file."""
     origins = origins or {}
     resources = document["Resources"]
-    parameters = document.get("Parameters")
-    mappings = document.get("Mappings")
+    values, unknown = parameters.resolve(document.get("Parameters"), overrides or {})
+    mappings, conditions = document.get("Mappings"), document.get("Conditions")
     template = Scope(
         file=file,
         stack=stack,
@@ -53,18 +58,46 @@ def extract(
             str(lid): str(body.get("Type", "")) if isinstance(body, dict) else ""
             for lid, body in resources.items()
         },
-        parameters=set(parameters) if isinstance(parameters, dict) else set(),
+        parameters=values,
+        unknown_parameters=unknown,
         mappings=mappings if isinstance(mappings, dict) else {},
+        conditions=conditions if isinstance(conditions, dict) else {},
     )
     parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
     count = 0
     for logical_id, body in resources.items():
-        if not isinstance(body, dict) or body.get("Type") not in model.AUDITED_TYPES:
+        shown = origins.get(str(logical_id), str(logical_id))
+        if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
+            parsed.notes.append(
+                _note(
+                    file,
+                    stack,
+                    shown,
+                    "QR900",
+                    f"resource {shown}: Type is {describe(body.get('Type') if isinstance(body, dict) else body)}, "
+                    "not a resource type (a preprocessor directive such as a Rain module?): "
+                    "not judged",
+                )
+            )
+            continue
+        if body["Type"] not in model.AUDITED_TYPES or not _deployed(template, parsed, shown, body):
             continue
         raw_properties = body.get("Properties") or {}
         if not isinstance(raw_properties, dict):
-            raise TemplateError(f"resource {logical_id}: Properties is not a mapping")
-        properties = template.normalize(raw_properties)
+            parsed.notes.append(
+                _note(
+                    file,
+                    stack,
+                    shown,
+                    "QR901",
+                    f"resource {shown} ({body['Type']}): Properties is not a mapping",
+                )
+            )
+            continue
+        template.take_assumed()
+        properties = _normalized_properties(template, raw_properties)
+        for condition in sorted(template.take_assumed()):
+            parsed.notes.append(_undecided(template, shown, condition))
         resource_uid = model.uid(file, str(logical_id))
         kind = body["Type"]
         if kind == model.QUEUE:
@@ -94,7 +127,18 @@ def extract(
                 "function",
                 properties.get("FunctionName"),
             )
-        elif kind == model.ALARM:
+        for service, target in _dead_letter_targets(kind, shown, properties):
+            _edge(
+                template,
+                parsed,
+                resource_uid,
+                model.ROLE_FEEDS_DLQ,
+                service,
+                "queue",
+                target,
+                only_sqs=True,
+            )
+        if kind == model.ALARM:
             for metric, queue in _alarm_metrics(properties):
                 _edge(template, parsed, resource_uid, model.ROLE_ALARM, metric, "queue", queue)
         elif kind == model.QUEUE_POLICY:
@@ -106,7 +150,7 @@ def extract(
                 resource_uid,
                 file,
                 stack,
-                origins.get(str(logical_id), str(logical_id)),
+                shown,
                 kind,
                 json.dumps(properties, sort_keys=True, default=str),
             )
@@ -249,3 +293,92 @@ def _export_row(template: Scope, parsed: ParsedTemplate, output: Any) -> None:
     queue = target_key(template, "queue", value) or ""
     function = target_key(template, "function", value) or ""
     parsed.exports.append(ExportRow(template.file, name, queue, function))
+
+
+def _note(file: str, stack: str, resource: str, rule_id: str, message: str) -> NoteRow:
+    return NoteRow(file, stack, resource, "", rule_id, message)
+
+
+def _deployed(template: Scope, parsed: ParsedTemplate, shown: str, body: dict[str, Any]) -> bool:
+    """False for a resource whose Condition is false: CloudFormation does not create it. A
+    condition the audit cannot decide is reported, and the resource judged as if created."""
+    name = body.get("Condition")
+    if name is None:
+        return True
+    decided = template.condition(name)
+    if decided is None:
+        parsed.notes.append(_undecided(template, shown, name))
+    return decided is not False
+
+
+def _undecided(template: Scope, shown: str, condition: Any) -> NoteRow:
+    return _note(
+        template.file,
+        template.stack,
+        shown,
+        "QR900",
+        f"resource {shown}: condition {describe(condition)} cannot be evaluated (it depends on a "
+        "parameter with no default and no override, or is not defined): judged as if it held",
+    )
+
+
+def _normalized_properties(template: Scope, raw: dict[str, Any]) -> dict[str, Any]:
+    """Properties with intrinsics normalized; ``$parameters`` says which came from parameters."""
+    properties: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    template.take_uses()
+    for name, value in raw.items():
+        normalized = template.normalize(value)
+        uses = template.take_uses()
+        if normalized is NO_VALUE:
+            continue
+        properties[name] = normalized
+        if uses:
+            sources[name] = ", ".join(uses.values())
+    if sources:
+        properties[model.PARAMETER_SOURCES] = sources
+    return properties
+
+
+def _get(value: Any, *path: str) -> Any:
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _dead_letter_targets(
+    kind: str, name: str, properties: dict[str, Any]
+) -> Iterator[tuple[str, Any]]:
+    """(service, target) for each setting through which a service sends its failures to a queue
+    (SNS topics and other targets are dropped later: only SQS targets make edges)."""
+    if kind == model.FUNCTION:
+        yield (
+            f"Lambda async invocations of {name}",
+            _get(properties, "DeadLetterConfig", "TargetArn"),
+        )
+    elif kind in (model.EVENT_INVOKE_CONFIG, model.EVENT_SOURCE_MAPPING):
+        yield (
+            f"Lambda on-failure destination of {name}",
+            _get(properties, "DestinationConfig", "OnFailure", "Destination"),
+        )
+    elif kind == model.EVENT_RULE:
+        targets = properties.get("Targets")
+        for target in targets if isinstance(targets, list) else []:
+            yield f"EventBridge rule {name}", _get(target, "DeadLetterConfig", "Arn")
+    elif kind == model.SCHEDULE:
+        yield (
+            f"EventBridge Scheduler schedule {name}",
+            _get(properties, "Target", "DeadLetterConfig", "Arn"),
+        )
+    elif kind == model.PIPE:
+        source = properties.get("SourceParameters")
+        for parameters in source.values() if isinstance(source, dict) else []:
+            yield f"EventBridge Pipe {name}", _get(parameters, "DeadLetterConfig", "Arn")
+    elif kind == model.SNS_SUBSCRIPTION:
+        redrive = properties.get("RedrivePolicy")
+        if isinstance(redrive, str):
+            try:
+                redrive = json.loads(redrive)
+            except ValueError:
+                redrive = None
+        yield f"SNS subscription {name}", _get(redrive, "deadLetterTargetArn")

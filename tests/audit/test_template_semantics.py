@@ -1,0 +1,304 @@
+"""What real templates hold beyond resources: parameter defaults, conditions and ``Fn::If``,
+queues other services use as dead-letter queues, and resources the audit cannot read.
+
+Expectations come from CloudFormation's semantics and the rule catalog, worked out by hand. Every
+case runs on both engines (the Spark job in ``test_both_engines_agree``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_lib.audit import discovery, engine
+from constructs_lib.audit.engine import AuditResult
+from tests.audit.conftest import Template, _alarm, healthy, props, write
+
+
+def _pairs(result: AuditResult) -> set[tuple[str, str]]:
+    return {(f.rule_id, f.resource) for f in result.findings}
+
+
+def _audit(tmp_path: Path, template: Template | str, name: str = "t.template.json") -> AuditResult:
+    write(tmp_path, name, template)
+    return engine.audit_paths([str(tmp_path)])
+
+
+# --- Parameters --------------------------------------------------------------------------------
+
+
+def _with_visibility_parameter(spec: dict[str, Any]) -> Template:
+    template = healthy("params")
+    template["Parameters"] = {"QueueVisibility": spec}
+    props(template, "Source")["VisibilityTimeout"] = {"Ref": "QueueVisibility"}
+    return template
+
+
+def test_parameter_default_is_judged_and_named(tmp_path: Path) -> None:
+    # GIVEN visibility 45 s from a parameter default; the consumer needs 6 x 10 s = 60 s
+    result = _audit(tmp_path, _with_visibility_parameter({"Type": "Number", "Default": 45}))
+    # THEN QR007, saying where the value came from
+    assert _pairs(result) == {("QR007", "Esm")}
+    assert (
+        "VisibilityTimeout from parameter QueueVisibility (default)" in result.findings[0].message
+    )
+
+
+def test_parameter_default_that_passes_is_clean(tmp_path: Path) -> None:
+    result = _audit(tmp_path, _with_visibility_parameter({"Type": "Number", "Default": "60"}))
+    assert result.findings == []
+
+
+def test_ssm_parameter_default_is_not_a_value(tmp_path: Path) -> None:
+    # The Default of an SSM parameter type names where the value lives, not the value
+    spec = {"Type": "AWS::SSM::Parameter::Value<String>", "Default": "/queues/visibility"}
+    result = _audit(tmp_path, _with_visibility_parameter(spec))
+    assert {f.rule_id for f in result.findings} == {"QR900"}
+
+
+def test_unknown_value_on_unconsumed_queue_is_no_noise(tmp_path: Path) -> None:
+    template = _with_visibility_parameter({"Type": "Number"})
+    for logical_id in ("Esm", "Fn"):
+        template["Resources"].pop(logical_id)
+    assert _audit(tmp_path, template).findings == []
+
+
+def test_pseudo_parameters_resolve_to_placeholders(tmp_path: Path) -> None:
+    # GIVEN a FIFO DLQ named by an ARN built from AWS::Region and AWS::AccountId
+    template = healthy("pseudo")
+    props(template, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {
+        "Fn::Join": [
+            ":",
+            ["arn:aws:sqs", {"Ref": "AWS::Region"}, {"Ref": "AWS::AccountId"}, "other-dlq.fifo"],
+        ]
+    }
+    template["Resources"]["Other"] = {
+        "Type": "AWS::SQS::Queue",
+        "Properties": {"QueueName": "other-dlq.fifo", "FifoQueue": True},
+    }
+    result = _audit(tmp_path, template)
+    # THEN the ARN resolves to that queue: a standard source with a FIFO DLQ
+    assert ("QR002", "Source") in _pairs(result)
+
+
+# --- Conditions ----------------------------------------------------------------------------------
+
+
+def _conditional_dlq(default: str | None) -> Template:
+    """The source's RedrivePolicy and the DLQ both depend on the parameter WithDlq."""
+    template = healthy("cond")
+    spec: dict[str, Any] = {"Type": "String", "AllowedValues": ["yes", "no"]}
+    if default is not None:
+        spec["Default"] = default
+    template["Parameters"] = {"WithDlq": spec}
+    template["Conditions"] = {
+        "HasDlq": {"Fn::Equals": [{"Ref": "WithDlq"}, "yes"]},
+        "NoDlq": {"Fn::Not": [{"Condition": "HasDlq"}]},
+        "Both": {"Fn::And": [{"Condition": "HasDlq"}, {"Fn::Not": [{"Condition": "NoDlq"}]}]},
+    }
+    redrive = props(template, "Source")["RedrivePolicy"]
+    props(template, "Source")["RedrivePolicy"] = {
+        "Fn::If": ["HasDlq", redrive, {"Ref": "AWS::NoValue"}]
+    }
+    props(template, "Policy")["Queues"] = [
+        {"Ref": "Source"},
+        {"Fn::If": ["HasDlq", {"Ref": "Dlq"}, {"Ref": "AWS::NoValue"}]},
+    ]
+    template["Resources"]["Dlq"]["Condition"] = "Both"
+    template["Resources"]["DlqDepth"]["Condition"] = "HasDlq"
+    return template
+
+
+def test_condition_true_deploys_the_dlq(tmp_path: Path) -> None:
+    assert _audit(tmp_path, _conditional_dlq("yes")).findings == []
+
+
+def test_condition_false_drops_the_dlq_and_its_redrive(tmp_path: Path) -> None:
+    result = _audit(tmp_path, _conditional_dlq("no"))
+    # THEN the source has no DLQ, and the DLQ and its alarm, never created, get nothing
+    assert _pairs(result) == {("QR001", "Source")}
+
+
+def test_condition_that_cannot_be_decided_is_reported(tmp_path: Path) -> None:
+    result = _audit(tmp_path, _conditional_dlq(None))
+    pairs = _pairs(result)
+    # THEN every resource the condition touches gets QR900 saying it was judged as if the
+    # condition held, and nothing else is reported: the pair is whole under that assumption
+    assert pairs == {
+        ("QR900", "Dlq"),
+        ("QR900", "DlqDepth"),
+        ("QR900", "Source"),
+        ("QR900", "Policy"),
+    }
+
+
+# --- Odd resources -----------------------------------------------------------------------------
+
+
+RAIN_AND_BROKEN = """\
+Resources:
+  Bucket:
+    Type: !Rain::Module "./modules/bucket.yaml"
+  Broken:
+    Type: AWS::SQS::Queue
+    Properties: [not, a, mapping]
+  Plain:
+    Type: AWS::SQS::Queue
+    Properties:
+      SqsManagedSseEnabled: false
+"""
+
+
+def test_odd_resources_cost_themselves_not_the_file(tmp_path: Path) -> None:
+    result = _audit(tmp_path, RAIN_AND_BROKEN, "rain.yaml")
+    pairs = _pairs(result)
+    assert ("QR900", "Bucket") in pairs
+    assert ("QR901", "Broken") in pairs
+    # the rest of the file is still judged
+    assert {("QR001", "Plain"), ("QR012", "Plain")} <= pairs
+    assert result.files[0].status == "ok"
+
+
+# --- Queues other services use as dead-letter queues ------------------------------------------
+
+
+def _service_dlq(feeder: dict[str, Any], alarm_metric: str | None) -> Template:
+    """A queue that only a service sends failures to, with a TLS-only policy."""
+    template = healthy("svc")
+    resources = template["Resources"]
+    for logical_id in ("Source", "Esm", "InFlight", "DlqDepth"):
+        resources.pop(logical_id)
+    props(template, "Policy")["Queues"] = [{"Ref": "Dlq"}]
+    props(template, "Dlq").pop("RedriveAllowPolicy")
+    resources["Feeder"] = feeder
+    if alarm_metric:
+        resources["DlqAlarm"] = _alarm(alarm_metric, "Dlq")
+    return template
+
+
+DLQ_ARN = {"Fn::GetAtt": ["Dlq", "Arn"]}
+FEEDERS = {
+    "lambda-async": {
+        "Type": "AWS::Lambda::Function",
+        "Properties": {
+            "Runtime": "python3.12",
+            "Handler": "index.handler",
+            "Role": "arn:aws:iam::123456789012:role/r",
+            "Code": {"ZipFile": "x"},
+            "DeadLetterConfig": {"TargetArn": DLQ_ARN},
+        },
+    },
+    "event-invoke-config": {
+        "Type": "AWS::Lambda::EventInvokeConfig",
+        "Properties": {
+            "FunctionName": "worker",
+            "Qualifier": "$LATEST",
+            "DestinationConfig": {"OnFailure": {"Destination": DLQ_ARN}},
+        },
+    },
+    "eventbridge-rule": {
+        "Type": "AWS::Events::Rule",
+        "Properties": {
+            "EventPattern": {"source": ["orders"]},
+            "Targets": [
+                {
+                    "Id": "t",
+                    "Arn": "arn:aws:lambda:us-east-1:123456789012:function:worker",
+                    "DeadLetterConfig": {"Arn": DLQ_ARN},
+                }
+            ],
+        },
+    },
+    "scheduler": {
+        "Type": "AWS::Scheduler::Schedule",
+        "Properties": {
+            "ScheduleExpression": "rate(5 minutes)",
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "Target": {
+                "Arn": "arn:aws:lambda:us-east-1:123456789012:function:worker",
+                "RoleArn": "arn:aws:iam::123456789012:role/r",
+                "DeadLetterConfig": {"Arn": DLQ_ARN},
+            },
+        },
+    },
+    "sns-subscription": {
+        "Type": "AWS::SNS::Subscription",
+        "Properties": {
+            "Protocol": "lambda",
+            "TopicArn": "arn:aws:sns:us-east-1:123456789012:orders",
+            "Endpoint": "arn:aws:lambda:us-east-1:123456789012:function:worker",
+            "RedrivePolicy": {"deadLetterTargetArn": DLQ_ARN},
+        },
+    },
+    "pipe-stream": {
+        "Type": "AWS::Pipes::Pipe",
+        "Properties": {
+            "RoleArn": "arn:aws:iam::123456789012:role/r",
+            "Source": "arn:aws:kinesis:us-east-1:123456789012:stream/orders",
+            "Target": "arn:aws:lambda:us-east-1:123456789012:function:worker",
+            "SourceParameters": {
+                "KinesisStreamParameters": {
+                    "StartingPosition": "LATEST",
+                    "DeadLetterConfig": {"Arn": DLQ_ARN},
+                }
+            },
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("feeder", sorted(FEEDERS))
+def test_service_fed_dlq_needs_only_a_depth_alarm(tmp_path: Path, feeder: str) -> None:
+    result = _audit(tmp_path, _service_dlq(FEEDERS[feeder], "ApproximateNumberOfMessagesVisible"))
+    # no QR001 (needs no DLQ of its own), no QR009 (no in-flight alarm), no QR004 (no queue redrive)
+    assert result.findings == []
+
+
+@pytest.mark.parametrize("feeder", sorted(FEEDERS))
+def test_fails_service_fed_dlq_without_alarm(tmp_path: Path, feeder: str) -> None:
+    result = _audit(tmp_path, _service_dlq(FEEDERS[feeder], None))
+    assert _pairs(result) == {("QR010", "Dlq")}
+    assert "fed by" in result.findings[0].message and "Feeder" in result.findings[0].message
+
+
+def test_service_fed_dlq_may_alarm_on_messages_sent(tmp_path: Path) -> None:
+    # Services call SendMessage, so NumberOfMessagesSent sees their failures: no QR010, no QR011
+    result = _audit(tmp_path, _service_dlq(FEEDERS["lambda-async"], "NumberOfMessagesSent"))
+    assert result.findings == []
+
+
+def test_fails_queue_redrive_dlq_alarm_on_messages_sent(tmp_path: Path) -> None:
+    # The same alarm on a DLQ that a queue redrives into misses moved messages
+    template = healthy("sent")
+    template["Resources"]["DlqDepth"] = _alarm("NumberOfMessagesSent", "Dlq")
+    assert _pairs(_audit(tmp_path, template)) == {("QR010", "Dlq"), ("QR011", "DlqDepth")}
+
+
+def test_sns_topic_as_destination_makes_no_dlq(tmp_path: Path) -> None:
+    template = _service_dlq(FEEDERS["lambda-async"], "ApproximateNumberOfMessagesVisible")
+    template["Resources"]["Topic"] = {"Type": "AWS::SNS::Topic", "Properties": {}}
+    props(template, "Feeder")["DeadLetterConfig"]["TargetArn"] = {"Ref": "Topic"}
+    # THEN the queue is an ordinary queue again: no DLQ, no in-flight alarm
+    assert {("QR001", "Dlq"), ("QR009", "Dlq")} <= _pairs(_audit(tmp_path, template))
+
+
+# --- Both engines -------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
+    from constructs_lib.audit import job
+
+    write(tmp_path, "params.template.json", _with_visibility_parameter({"Default": 45}))
+    write(tmp_path, "cond-no.template.json", _conditional_dlq("no"))
+    write(tmp_path, "cond-unknown.template.json", _conditional_dlq(None))
+    write(tmp_path, "rain.yaml", RAIN_AND_BROKEN)
+    for feeder, body in FEEDERS.items():
+        write(tmp_path, f"{feeder}.template.json", _service_dlq(body, None))
+    files = discovery.discover([str(tmp_path)])
+    local = engine.audit_files(files)
+    on_spark = job.run(spark, files)
+    assert on_spark.findings == local.findings
+    assert {f.rule_id for f in local.findings} >= {"QR001", "QR007", "QR010", "QR900", "QR901"}

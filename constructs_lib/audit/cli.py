@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.audit import discovery, report, safety
+from constructs_lib.audit import discovery, parameters, report, safety
 
 if TYPE_CHECKING:
     from constructs_lib.audit.engine import AuditResult
@@ -50,6 +50,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="spark (default) or local: the same rules in this process, for small inputs",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    values = parser.add_argument_group("parameter values (default: each parameter's Default)")
+    values.add_argument(
+        "--parameter-overrides",
+        nargs="+",
+        default=[],
+        metavar="[STACK:]KEY=VALUE",
+        help="parameter values, for every stack or for STACK only (as `aws cloudformation "
+        "deploy --parameter-overrides` takes them); AWS::Region=... replaces a placeholder",
+    )
+    values.add_argument(
+        "--parameters-file",
+        action="append",
+        default=[],
+        metavar="[STACK=]FILE",
+        help='JSON parameters: [{"ParameterKey": ..., "ParameterValue": ...}] or an object of '
+        "key -> value; for every stack, or for STACK only (repeatable; overrides win)",
+    )
     add_limit_options(parser)
     return parser
 
@@ -131,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.engine == "local" and args.parquet:
         build_parser().error("--parquet needs the spark engine")
+    try:
+        overrides = overrides_from(args)
+    except parameters.ParameterError as error:
+        build_parser().error(str(error))
     files = discovery.discover(args.paths)
     if not files:
         # Every path given was an empty folder (a missing file still counts, as QR901): most
@@ -140,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "YAML), folders that hold them, or a synthesized cdk.out"
         )
     try:
-        result = _run(args, files)
+        result = _run(args, files, overrides)
         _write(report.RENDERERS[args.format](result), args.output)
     except Exception as error:  # never a clean fleet (nor "findings"): the run did not finish
         print(
@@ -168,12 +189,26 @@ def _write(text: str, output: str | None) -> None:
     buffer.flush()
 
 
-def _run(args: argparse.Namespace, files: list[tuple[str, str]]) -> AuditResult:
+def overrides_from(args: argparse.Namespace) -> parameters.Overrides:
+    """Parameter files first, then --parameter-overrides, each applied in the order given."""
+    triples: list[tuple[str, str, str]] = []
+    for spec in args.parameters_file:
+        stack, separator, path = spec.partition("=")
+        if not separator:
+            stack, path = parameters.ALL_STACKS, spec
+        triples += [(stack, k, v) for k, v in parameters.read_parameters_file(path).items()]
+    triples += [parameters.parse_override(text) for text in args.parameter_overrides]
+    return parameters.merge(triples)
+
+
+def _run(
+    args: argparse.Namespace, files: list[tuple[str, str]], overrides: parameters.Overrides
+) -> AuditResult:
     limits = limits_from(args)
     if args.engine == "local":
         from constructs_lib.audit import engine
 
-        return engine.audit_files(files, limits)
+        return engine.audit_files(files, limits, overrides=overrides)
     else:
         from pyspark.sql import SparkSession
 
@@ -185,7 +220,14 @@ def _run(args: argparse.Namespace, files: list[tuple[str, str]]) -> AuditResult:
         spark = job.create_session(args.master) if owned else SparkSession.getActiveSession()
         assert spark is not None
         try:
-            return job.run(spark, files, parquet_dir=args.parquet, quiet=args.quiet, limits=limits)
+            return job.run(
+                spark,
+                files,
+                parquet_dir=args.parquet,
+                quiet=args.quiet,
+                limits=limits,
+                overrides=overrides,
+            )
         finally:
             if owned:
                 spark.stop()

@@ -23,6 +23,7 @@ from constructs_lib.audit.model import (
     ResolvedEdge,
     ResourceRow,
 )
+from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 _ROLE_LABEL = {
@@ -160,17 +161,24 @@ def audit_files(
     files: Iterable[tuple[str, str]],
     limits: ReadLimits = DEFAULT_LIMITS,
     workers: int | None = None,
+    overrides: Overrides | None = None,
 ) -> AuditResult:
     """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
     parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
     resolved and evaluated here."""
     started = time.perf_counter()
-    parsed = isolation.parse_files(files, limits, workers)
+    parsed = isolation.parse_files(files, limits, workers, overrides)
     parsed_at = time.perf_counter()
     result = audit_parsed(parsed)
     result.timings = {"parse": parsed_at - started, **result.timings}
     return result
 
 
-def audit_paths(paths: Iterable[str], limits: ReadLimits = DEFAULT_LIMITS) -> AuditResult:
-    return audit_files(discovery.discover(paths), limits)
+def audit_paths(
+    paths: Iterable[str],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
+) -> AuditResult:
+    """Audit every template under ``paths``, with parameter ``overrides`` (stack or ``*`` ->
+    key -> value, see ``parameters.py``)."""
+    return audit_files(discovery.discover(paths), limits, overrides=overrides)

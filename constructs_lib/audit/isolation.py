@@ -35,6 +35,7 @@ from multiprocessing.connection import Connection, wait
 
 from constructs_lib.audit import templates
 from constructs_lib.audit.model import ParsedTemplate
+from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import BATCH_FILES, DEFAULT_LIMITS, ReadLimits, size_text
 
 _Item = tuple[int, str, str]  # (position in the input, file, stack)
@@ -83,7 +84,9 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    limits: ReadLimits = reader.recv()
+    limits: ReadLimits
+    overrides: Overrides
+    limits, overrides = reader.recv()
     _cap_memory(limits.max_parse_memory_bytes)
     while True:
         try:
@@ -96,7 +99,7 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
         for position, file, stack in batch:
             _PROGRESS.pack_into(progress, 0, position + 1)
             try:
-                done.append((position, templates.read_and_parse(file, stack, limits)))
+                done.append((position, templates.read_and_parse(file, stack, limits, overrides)))
             except MemoryError:
                 done.append((position, None))
                 break
@@ -111,7 +114,7 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
 class _Worker:
     """One worker process and its two pipes; ``remaining`` is the batch it is working through."""
 
-    def __init__(self, limits: ReadLimits) -> None:
+    def __init__(self, limits: ReadLimits, overrides: Overrides) -> None:
         from_parent, to_child = os.pipe()
         from_child, to_parent = os.pipe()
         with tempfile.TemporaryFile() as shared:
@@ -128,7 +131,7 @@ class _Worker:
         self.exit_code: int | None = None
         self.seen = 0
         self.since = 0.0
-        self.to_child.send(limits)
+        self.to_child.send((limits, dict(overrides)))
 
     def _start(self, from_parent: int, to_parent: int, shared_fd: int) -> None:
         self.popen: subprocess.Popen[bytes] | None = None
@@ -236,10 +239,12 @@ def parse_files(
     files: Iterable[tuple[str, str]],
     limits: ReadLimits = DEFAULT_LIMITS,
     workers: int | None = None,
+    overrides: Overrides | None = None,
 ) -> list[ParsedTemplate]:
     """Every ``(file, stack)`` read and parsed within ``limits``, in input order; one
     ParsedTemplate per file whatever happens to the file (a QR901 when it crashed the parser,
     ran past the time bound or past the memory cap)."""
+    overrides = overrides or {}
     items: list[_Item] = [(i, file, stack) for i, (file, stack) in enumerate(files)]
     results: list[ParsedTemplate | None] = [None] * len(items)
     if not items:
@@ -249,8 +254,8 @@ def parse_files(
     count = max(1, min(workers or os.cpu_count() or 1, len(pending)))
     pool: list[_Worker] = []
     try:
-        pool = [_Worker(limits) for _ in range(count)]
-        _run(pool, pending, results, limits)
+        pool = [_Worker(limits, overrides) for _ in range(count)]
+        _run(pool, pending, results, limits, overrides)
     finally:
         for worker in pool:
             worker.stop(kill=bool(worker.remaining))
@@ -262,6 +267,7 @@ def _run(
     pending: deque[list[_Item]],
     results: list[ParsedTemplate | None],
     limits: ReadLimits,
+    overrides: Overrides,
 ) -> None:
     def lose(worker: _Worker, reason: str, kill: bool) -> None:
         """The file ``worker`` is on becomes a QR901; the rest of its batch (the files before it,
@@ -281,7 +287,7 @@ def _run(
         worker.remaining.clear()
         if rest:
             pending.appendleft(rest)
-        pool[pool.index(worker)] = _Worker(limits)
+        pool[pool.index(worker)] = _Worker(limits, overrides)
 
     strikes = [0]
     # Wake at least this often to see whether a worker still moves from file to file.
@@ -295,7 +301,7 @@ def _run(
                 except OSError:  # it died while idle: a new one takes the batch
                     worker.remaining.clear()
                     worker.stop(kill=True)
-                    pool[index] = _Worker(limits)
+                    pool[index] = _Worker(limits, overrides)
                     pool[index].give(batch)
         busy = [w for w in pool if w.remaining]
         if not busy:

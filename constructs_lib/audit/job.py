@@ -33,6 +33,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 from constructs_lib.audit import engine, isolation, model, rules
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import EdgeRow, FileRow, Finding, NoteRow, ResourceRow
+from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 
@@ -108,11 +109,13 @@ def _wide(tag: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _parse_partition(
-    paths: Iterable[tuple[str, str]], limits: ReadLimits = DEFAULT_LIMITS
+    paths: Iterable[tuple[str, str]],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     # One worker process per partition (Spark runs one partition per core): a file that crashes
     # or hangs the parser costs that file (a QR901), never the Python worker, the task or the job.
-    for parsed in isolation.parse_files(paths, limits, workers=1):
+    for parsed in isolation.parse_files(paths, limits, workers=1, overrides=overrides):
         yield _wide("file", tuple(parsed.file))
         for resource in parsed.resources:
             yield _wide("resource", tuple(resource))
@@ -138,13 +141,16 @@ def _narrow(wide: DataFrame, tag: str) -> DataFrame:
 
 
 def parse(
-    spark: SparkSession, files: list[tuple[str, str]], limits: ReadLimits = DEFAULT_LIMITS
+    spark: SparkSession,
+    files: list[tuple[str, str]],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
 ) -> tuple[DataFrame, dict[str, DataFrame]]:
     """Paths -> (the parsed wide rows, one DataFrame per row kind), from one pass over the files."""
     context = spark.sparkContext
     slices = max(min(len(files), context.defaultParallelism * 2), len(files) // 500, 1)
     parsed = context.parallelize(files, slices).mapPartitions(
-        functools.partial(_parse_partition, limits=limits)
+        functools.partial(_parse_partition, limits=limits, overrides=overrides)
     )
     wide = spark.createDataFrame(parsed, WIDE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     return wide, {tag: _narrow(wide, tag) for tag in _SCHEMAS}
@@ -318,11 +324,12 @@ def run(
     parquet_dir: str | None = None,
     quiet: bool = True,
     limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
 ) -> AuditResult:
     """Audit ``(path, stack)`` pairs on ``spark``; each stage is materialized to time it."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    wide, frames = parse(spark, files, limits)
+    wide, frames = parse(spark, files, limits, overrides)
     parsed_count = frames["file"].count()
     timings["parse"] = time.perf_counter() - started
     _progress(f"parsed {parsed_count} files in {timings['parse']:.1f} s", quiet)

@@ -12,8 +12,10 @@ Which files to read is ``discovery.py``'s job. Nothing here raises for a bad fil
 
 from __future__ import annotations
 
+from constructs_lib.audit import parameters
 from constructs_lib.audit.dialects import cloudformation, sam
 from constructs_lib.audit.model import FileRow, ParsedTemplate
+from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.parsing import TemplateError, load_document
 from constructs_lib.audit.reading import ReadError, SkippedFile, read_bytes
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
@@ -28,14 +30,19 @@ def unparseable(file: str, stack: str, reason: str, status: str = "unparseable")
 
 
 def parse_template(
-    file: str, stack: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS
+    file: str,
+    stack: str,
+    data: bytes,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
 ) -> ParsedTemplate:
-    """One file's bytes -> rows."""
+    """One file's bytes -> rows, with the parameter ``overrides`` that apply to its stack."""
+    values = parameters.for_stack(overrides, stack)
     try:
         document = load_document(file, data, limits)
         if sam.is_sam(document):
-            return sam.extract(file, stack, document, sam.default_parameter_values(document))
-        return cloudformation.extract(file, stack, document)
+            return sam.extract(file, stack, document, values)
+        return cloudformation.extract(file, stack, document, overrides=values)
     except TemplateError as error:
         return unparseable(file, stack, str(error))
     except MemoryError:  # the parsing worker reports it and is replaced (isolation.py)
@@ -46,7 +53,12 @@ def parse_template(
         )
 
 
-def read_and_parse(file: str, stack: str, limits: ReadLimits = DEFAULT_LIMITS) -> ParsedTemplate:
+def read_and_parse(
+    file: str,
+    stack: str,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
+) -> ParsedTemplate:
     """One file, in this process, within ``limits`` (``isolation.parse_files`` adds a time bound
     and survives a crash of the parser)."""
     try:
@@ -55,4 +67,4 @@ def read_and_parse(file: str, stack: str, limits: ReadLimits = DEFAULT_LIMITS) -
         return unparseable(file, stack, str(error), SKIPPED)
     except ReadError as error:
         return unparseable(file, stack, str(error))
-    return parse_template(file, stack, data, limits)
+    return parse_template(file, stack, data, limits, overrides)

@@ -29,8 +29,8 @@ def _audit(tmp_path: Path, template: Template | str, name: str = "t.template.jso
 # --- Parameters --------------------------------------------------------------------------------
 
 
-def _with_visibility_parameter(spec: dict[str, Any]) -> Template:
-    template = healthy("params")
+def _with_visibility_parameter(spec: dict[str, Any], name: str = "params") -> Template:
+    template = healthy(name)
     template["Parameters"] = {"QueueVisibility": spec}
     props(template, "Source")["VisibilityTimeout"] = {"Ref": "QueueVisibility"}
     return template
@@ -301,4 +301,84 @@ def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
     local = engine.audit_files(files)
     on_spark = job.run(spark, files)
     assert on_spark.findings == local.findings
+    overrides = {"*": {"WithDlq": "yes"}, "params": {"QueueVisibility": "60"}}
+    with_overrides = engine.audit_files(files, overrides=overrides)
+    assert job.run(spark, files, overrides=overrides).findings == with_overrides.findings
+    assert with_overrides.findings != local.findings
     assert {f.rule_id for f in local.findings} >= {"QR001", "QR007", "QR010", "QR900", "QR901"}
+
+
+# --- Parameter overrides -----------------------------------------------------------------------
+
+
+def test_override_for_every_stack_replaces_the_default(tmp_path: Path) -> None:
+    write(tmp_path, "t.template.json", _with_visibility_parameter({"Default": 60}))
+    result = engine.audit_paths([str(tmp_path)], overrides={"*": {"QueueVisibility": "45"}})
+    assert _pairs(result) == {("QR007", "Esm")}
+    assert "parameter QueueVisibility (override)" in result.findings[0].message
+
+
+def test_override_for_one_stack_leaves_the_others(tmp_path: Path) -> None:
+    write(tmp_path, "a.template.json", _with_visibility_parameter({"Default": 60}))
+    write(tmp_path, "b.template.json", _with_visibility_parameter({"Default": 60}, "other"))
+    result = engine.audit_paths([str(tmp_path)], overrides={"a": {"QueueVisibility": "45"}})
+    assert {(f.template.rsplit("/", 1)[-1], f.rule_id) for f in result.findings} == {
+        ("a.template.json", "QR007")
+    }
+
+
+def test_override_decides_a_condition(tmp_path: Path) -> None:
+    write(tmp_path, "t.template.json", _conditional_dlq("yes"))
+    result = engine.audit_paths([str(tmp_path)], overrides={"*": {"WithDlq": "no"}})
+    assert _pairs(result) == {("QR001", "Source")}
+
+
+def test_cli_takes_overrides_and_parameter_files(tmp_path: Path) -> None:
+    import json
+
+    from constructs_lib.audit import cli
+
+    templates = tmp_path / "templates"
+    write(templates, "t.template.json", _with_visibility_parameter({"Default": 60}))
+    parameters_file = tmp_path / "params.json"
+    parameters_file.write_text(
+        json.dumps([{"ParameterKey": "QueueVisibility", "ParameterValue": "45"}])
+    )
+    out = tmp_path / "out.json"
+    base = [str(templates), "--engine", "local", "--format", "json", "--output", str(out)]
+    # a parameters file for every stack: QR007 (a warning; exit 0 with --fail-on error)
+    assert cli.main([*base, "--parameters-file", str(parameters_file)]) == 0
+    assert [f["rule_id"] for f in json.loads(out.read_text())["findings"]] == ["QR007"]
+    # an override after the file wins, for that stack only
+    assert (
+        cli.main(
+            [
+                *base,
+                "--parameters-file",
+                str(parameters_file),
+                "--parameter-overrides",
+                "t:QueueVisibility=60",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(out.read_text())["findings"] == []
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--parameter-overrides", "QueueVisibility", "KEY=VALUE"),
+        ("--parameters-file", "missing.json", "cannot read parameters file"),
+    ],
+)
+def test_fails_bad_parameter_option_is_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, message: str
+) -> None:
+    from constructs_lib.audit import cli
+
+    write(tmp_path, "t.template.json", healthy("usage"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([str(tmp_path), "--engine", "local", option, value])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err

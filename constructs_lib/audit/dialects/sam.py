@@ -33,17 +33,12 @@ from typing import Any
 from constructs_lib.audit import rules
 from constructs_lib.audit.dialects import cloudformation
 from constructs_lib.audit.model import NoteRow, ParsedTemplate
+from constructs_lib.audit.parameters import PSEUDO_PARAMETERS
 
 TRANSFORM = "AWS::Serverless-2016-10-31"
 SERVERLESS_PREFIX = "AWS::Serverless::"
 FUNCTION = "AWS::Serverless::Function"
-REGION = "us-east-1"
-# Placeholders for what only a deployment knows; the audit reads names, never accounts.
-PSEUDO_PARAMETERS: dict[str, str] = {
-    "AWS::Region": REGION,
-    "AWS::AccountId": "123456789012",
-    "AWS::Partition": "aws",
-}
+REGION = PSEUDO_PARAMETERS["AWS::Region"]
 PLACEHOLDER_S3_URI = "s3://placeholder-bucket/placeholder-key"
 PLACEHOLDER_IMAGE_URI = "123456789012.dkr.ecr.us-east-1.amazonaws.com/placeholder:latest"
 PLACEHOLDER_TEMPLATE_URL = "https://placeholder-bucket.s3.amazonaws.com/placeholder.template"
@@ -82,8 +77,11 @@ def is_sam(document: Mapping[str, Any]) -> bool:
     return TRANSFORM in transforms
 
 
-def default_parameter_values(document: Mapping[str, Any]) -> dict[str, Any]:
-    """The template's parameter defaults and the pseudo parameters' placeholders."""
+def default_parameter_values(
+    document: Mapping[str, Any], overrides: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The template's parameter values (defaults, then overrides) and the pseudo parameters'
+    placeholders."""
     values: dict[str, Any] = {}
     parameters = document.get("Parameters")
     if isinstance(parameters, dict):
@@ -91,15 +89,21 @@ def default_parameter_values(document: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(parameter, dict) and "Default" in parameter:
                 values[str(name)] = parameter["Default"]
     values.update(PSEUDO_PARAMETERS)
+    values.update(overrides or {})
     return values
 
 
 def extract(
-    file: str, stack: str, document: dict[str, Any], parameter_values: Mapping[str, Any]
+    file: str,
+    stack: str,
+    document: dict[str, Any],
+    overrides: Mapping[str, str] | None = None,
 ) -> ParsedTemplate:
     """A SAM template's rows: its expansion's, plus a QR900 note if it could not be expanded."""
-    expansion = expand(document, parameter_values)
-    parsed = cloudformation.extract(file, stack, expansion.document, origins=expansion.origins)
+    expansion = expand(document, default_parameter_values(document, overrides))
+    parsed = cloudformation.extract(
+        file, stack, expansion.document, origins=expansion.origins, overrides=overrides
+    )
     if expansion.problem is not None:
         parsed.notes.append(NoteRow(file, stack, "", "", rules.UNRESOLVED_RULE, expansion.problem))
     return parsed

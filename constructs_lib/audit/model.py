@@ -50,6 +50,10 @@ AUDITED_TYPES = frozenset(
 )
 # Normalized properties: which top-level properties took their value from a parameter.
 PARAMETER_SOURCES = "$parameters"
+# Normalized pipe properties: what the pipe delivers to ("lambda" or "other").
+PIPE_TARGET = "$target"
+PIPE_TARGET_LAMBDA = "lambda"
+PIPE_TARGET_OTHER = "other"
 
 # Edge roles: how one resource points at another.
 ROLE_DLQ = "dlq"  # queue RedrivePolicy.deadLetterTargetArn -> queue

@@ -18,6 +18,10 @@ from constructs_lib import limits, policy
 from constructs_lib.audit.intrinsics import describe, is_unresolved
 from constructs_lib.audit.model import (
     PARAMETER_SOURCES,
+    PIPE,
+    PIPE_TARGET,
+    PIPE_TARGET_LAMBDA,
+    Consumer,
     Finding,
     NoteRow,
     QueueContext,
@@ -212,13 +216,22 @@ def _qr005(ctx: QueueContext) -> Iterator[Outcome]:
                 )
 
 
+def _lambda_consumers(ctx: QueueContext) -> list[Consumer]:
+    """Event source mappings, and pipes that deliver to a Lambda function."""
+    return [
+        c
+        for c in ctx.consumers
+        if c.mapping.type != PIPE or c.mapping.prop(PIPE_TARGET) == PIPE_TARGET_LAMBDA
+    ]
+
+
 def _consumer_numbers(ctx: QueueContext) -> Iterator[tuple[Resource, int, int, int]]:
     """(mapping, visibility, function timeout, batching window) for each consumer with a function."""
     if not ctx.consumers:
         return  # no consumer, nothing to compare: an unknown visibility timeout is no finding
     visibility = _int(ctx.queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
     assert visibility is not None
-    for consumer in ctx.consumers:
+    for consumer in _lambda_consumers(ctx):
         if consumer.function is None:
             continue  # the unresolved FunctionName is reported once, as QR900, by resolution
         timeout = _int(consumer.function, "Timeout", limits.FUNCTION_TIMEOUT_DEFAULT)
@@ -228,13 +241,25 @@ def _consumer_numbers(ctx: QueueContext) -> Iterator[tuple[Resource, int, int, i
 
 
 def _qr006(ctx: QueueContext) -> Iterator[Outcome]:
+    for consumer in ctx.consumers:
+        if consumer not in _lambda_consumers(ctx):
+            yield Unknown(
+                consumer.mapping,
+                f"pipe {_name(consumer.mapping)} reads queue {_name(ctx.queue)} and delivers to "
+                f"{describe(consumer.mapping.prop('Target'))}, not a Lambda function: how long "
+                "that target takes, against the visibility timeout, cannot be judged",
+            )
     for mapping, visibility, timeout, _window in _consumer_numbers(ctx):
         if visibility < timeout:
+            consequence = (
+                "messages become visible again while the function still works on them"
+                if mapping.type == PIPE
+                else "CreateEventSourceMapping fails"
+            )
             yield Hit(
                 mapping,
                 f"queue {_name(ctx.queue)} has visibility timeout {visibility} s, below the "
-                f"{timeout} s timeout of the function this event source invokes; "
-                "CreateEventSourceMapping fails",
+                f"{timeout} s timeout of the function this event source invokes; {consequence}",
             )
 
 
@@ -252,7 +277,7 @@ def _qr007(ctx: QueueContext) -> Iterator[Outcome]:
 
 
 def _qr008(ctx: QueueContext) -> Iterator[Outcome]:
-    if not ctx.consumers:
+    if not _lambda_consumers(ctx):
         return
     redrive = _mapping(ctx.queue, "RedrivePolicy")
     if redrive is None:

@@ -297,6 +297,7 @@ def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
     write(tmp_path, "rain.yaml", RAIN_AND_BROKEN)
     for feeder, body in FEEDERS.items():
         write(tmp_path, f"{feeder}.template.json", _service_dlq(body, None))
+    write(tmp_path, "pipe.template.json", _piped({"Fn::GetAtt": ["Fn", "Arn"]}, window=5))
     files = discovery.discover([str(tmp_path)])
     local = engine.audit_files(files)
     on_spark = job.run(spark, files)
@@ -382,3 +383,46 @@ def test_fails_bad_parameter_option_is_usage_error(
         cli.main([str(tmp_path), "--engine", "local", option, value])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --- EventBridge Pipes -------------------------------------------------------------------------
+
+
+def _piped(target: Any, window: int | None = None) -> Template:
+    """The healthy pair, consumed by a pipe instead of an event source mapping."""
+    template = healthy("piped")
+    template["Resources"].pop("Esm")
+    queue_parameters: dict[str, Any] = {"BatchSize": 10}
+    if window is not None:
+        queue_parameters["MaximumBatchingWindowInSeconds"] = window
+    template["Resources"]["Pipe"] = {
+        "Type": "AWS::Pipes::Pipe",
+        "Properties": {
+            "RoleArn": "arn:aws:iam::123456789012:role/r",
+            "Source": {"Fn::GetAtt": ["Source", "Arn"]},
+            "Target": target,
+            "SourceParameters": {"SqsQueueParameters": queue_parameters},
+        },
+    }
+    return template
+
+
+def test_pipe_to_lambda_is_a_consumer(tmp_path: Path) -> None:
+    # GIVEN visibility 60 s = 6 x 10 s, and a pipe batching window of 5 s: 65 s needed
+    template = _piped({"Fn::GetAtt": ["Fn", "Arn"]}, window=5)
+    props(template, "Source")["RedrivePolicy"]["maxReceiveCount"] = 3
+    pairs = _pairs(_audit(tmp_path, template))
+    assert pairs == {("QR007", "Pipe"), ("QR008", "Source")}
+
+
+def test_pipe_to_lambda_within_limits_is_clean(tmp_path: Path) -> None:
+    assert _audit(tmp_path, _piped({"Fn::GetAtt": ["Fn", "Arn"]})).findings == []
+
+
+def test_pipe_to_another_target_says_what_it_cannot_judge(tmp_path: Path) -> None:
+    template = _piped("arn:aws:states:us-east-1:123456789012:stateMachine:orders")
+    props(template, "Source")["RedrivePolicy"]["maxReceiveCount"] = 3
+    result = _audit(tmp_path, template)
+    # THEN a QR900 on the pipe, and no QR008: the queue is not consumed by Lambda
+    assert _pairs(result) == {("QR900", "Pipe")}
+    assert "not a Lambda function" in result.findings[0].message

@@ -127,6 +127,8 @@ def extract(
                 "function",
                 properties.get("FunctionName"),
             )
+        elif kind == model.PIPE:
+            _pipe_rows(template, parsed, resource_uid, properties)
         for service, target in _dead_letter_targets(kind, shown, properties):
             _edge(
                 template,
@@ -382,3 +384,44 @@ def _dead_letter_targets(
             except ValueError:
                 redrive = None
         yield f"SNS subscription {name}", _get(redrive, "deadLetterTargetArn")
+
+
+def _pipe_rows(
+    template: Scope, parsed: ParsedTemplate, resource_uid: str, properties: dict[str, Any]
+) -> None:
+    """An EventBridge Pipe reading a queue consumes it like an event source mapping; with a
+    Lambda target, the function's timeout is what the queue's visibility must cover."""
+    target = properties.get("Target")
+    properties[model.PIPE_TARGET] = _pipe_target_kind(template, target)
+    # The batch settings where the rules read them on an event source mapping.
+    batching = _get(properties, "SourceParameters", "SqsQueueParameters")
+    for name in ("BatchSize", "MaximumBatchingWindowInSeconds"):
+        if isinstance(batching, dict) and name in batching:
+            properties[name] = batching[name]
+    _edge(
+        template,
+        parsed,
+        resource_uid,
+        model.ROLE_EVENT_SOURCE,
+        "",
+        "queue",
+        properties.get("Source"),
+        only_sqs=True,
+    )
+    reads_queue = target_key(template, "queue", properties.get("Source"), only_sqs=True)
+    if reads_queue is not None and properties[model.PIPE_TARGET] != model.PIPE_TARGET_OTHER:
+        _edge(template, parsed, resource_uid, model.ROLE_FUNCTION, "", "function", target)
+
+
+def _pipe_target_kind(template: Scope, target: Any) -> str:
+    if is_ref(target) and str(target["$ref"]).startswith("local:"):
+        target_type = template.types.get(str(target["$ref"]).rsplit("#", 1)[-1])
+        return (
+            model.PIPE_TARGET_LAMBDA
+            if target_type in _KIND_TYPES["function"]
+            else model.PIPE_TARGET_OTHER
+        )
+    if isinstance(target, str) and target.startswith("arn:"):
+        service = target.split(":")[2:3]
+        return model.PIPE_TARGET_LAMBDA if service == ["lambda"] else model.PIPE_TARGET_OTHER
+    return model.PIPE_TARGET_LAMBDA  # unknown: resolution says so (QR900) if it names nothing

@@ -53,7 +53,11 @@ def export_target(edge_kind: str, export: ExportRow) -> str:
 
 def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
     """QR900 for a reference that matched nothing in the audited templates."""
-    if edge.key.startswith("export:"):
+    if edge.key.startswith(model.export_key(model.NESTED_PARAMETER)):
+        reason = "the parameter has no default, no override, and no audited parent stack passes it"
+    elif edge.key.startswith(model.export_key(model.NESTED_OUTPUT)):
+        reason = "the nested stack's template is not among the audited files"
+    elif edge.key.startswith("export:"):
         reason = f"no audited template exports {edge.key.removeprefix('export:')!r}"
     elif edge.key.startswith("unresolved:"):
         reason = "its value cannot be known before deployment"

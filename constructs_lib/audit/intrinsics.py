@@ -60,6 +60,7 @@ class Scope:
     unknown_parameters: set[str] = field(default_factory=set)
     mappings: dict[str, Any] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)
+    nested: dict[str, str] = field(default_factory=dict)  # stack logical id -> child template
     # parameters read since the last ``take_uses``: name -> where the value came from
     uses: dict[str, str] = field(default_factory=dict)
     # undecidable conditions an ``Fn::If`` took as true since the last ``take_assumed``
@@ -129,6 +130,12 @@ class Scope:
         if argument == "AWS::NoValue":
             return NO_VALUE
         value = self._named_value(argument)
+        if value is None and argument in self.unknown_parameters:
+            # No default and no override: a parent stack may pass it (see ``model.NESTED_*``).
+            return {
+                "$ref": model.export_key(model.nested_parameter(self.file, argument)),
+                "$text": json.dumps(original, sort_keys=True),
+            }
         return unresolved(original) if value is None else value
 
     def get_att(self, argument: Any, original: Any) -> Any:
@@ -141,7 +148,11 @@ class Scope:
             and argument[0] in self.types
         ):
             return unresolved(original)
-        return self.resource_ref(argument[0], str(argument[1]), original)
+        logical_id, attribute = argument[0], str(argument[1])
+        if logical_id in self.nested and attribute.startswith("Outputs."):
+            output = model.nested_output(self.nested[logical_id], attribute[len("Outputs.") :])
+            return {"$ref": model.export_key(output), "$text": json.dumps(original, sort_keys=True)}
+        return self.resource_ref(logical_id, attribute, original)
 
     def import_value(self, argument: Any, original: Any) -> Any:
         name = self.normalize(argument)

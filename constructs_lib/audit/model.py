@@ -16,6 +16,7 @@ Property values inside ``ResourceRow.properties`` are JSON with two markers that
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -95,6 +96,20 @@ def function_key(name: str) -> str:
 
 def export_key(name: str) -> str:
     return f"export:{name}"
+
+
+# A nested stack's parameters and outputs travel between the parent's and the child's templates
+# as exports of these names: the parent "exports" each parameter it passes, the child each output.
+NESTED_PARAMETER = "nested-parameter:"
+NESTED_OUTPUT = "nested-output:"
+
+
+def nested_parameter(child_file: str, name: str) -> str:
+    return f"{NESTED_PARAMETER}{os.path.normpath(child_file)}#{name}"
+
+
+def nested_output(child_file: str, name: str) -> str:
+    return f"{NESTED_OUTPUT}{os.path.normpath(child_file)}#{name}"
 
 
 class FileRow(NamedTuple):

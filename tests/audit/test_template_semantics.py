@@ -298,6 +298,8 @@ def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
     for feeder, body in FEEDERS.items():
         write(tmp_path, f"{feeder}.template.json", _service_dlq(body, None))
     write(tmp_path, "pipe.template.json", _piped({"Fn::GetAtt": ["Fn", "Arn"]}, window=5))
+    write(tmp_path, "parent.yaml", PARENT)
+    write(tmp_path, "nested/worker.yaml", CHILD)
     files = discovery.discover([str(tmp_path)])
     local = engine.audit_files(files)
     on_spark = job.run(spark, files)
@@ -426,3 +428,79 @@ def test_pipe_to_another_target_says_what_it_cannot_judge(tmp_path: Path) -> Non
     # THEN a QR900 on the pipe, and no QR008: the queue is not consumed by Lambda
     assert _pairs(result) == {("QR900", "Pipe")}
     assert "not a Lambda function" in result.findings[0].message
+
+
+# --- Nested stacks -------------------------------------------------------------------------------
+
+PARENT = """\
+Resources:
+  Dlq:
+    Type: AWS::SQS::Queue
+    Properties:
+      MessageRetentionPeriod: 1209600
+  DlqDepth:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      Namespace: AWS/SQS
+      MetricName: ApproximateNumberOfMessagesVisible
+      Dimensions: [{Name: QueueName, Value: !GetAtt Dlq.QueueName}]
+      Statistic: Maximum
+      Period: 60
+      EvaluationPeriods: 1
+      Threshold: 1
+      ComparisonOperator: GreaterThanOrEqualToThreshold
+  Worker:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: nested/worker.yaml
+      Parameters:
+        DeadLetterArn: !GetAtt Dlq.Arn
+  InFlight:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      Namespace: AWS/SQS
+      MetricName: ApproximateNumberOfMessagesNotVisible
+      Dimensions: [{Name: QueueName, Value: !GetAtt Worker.Outputs.QueueName}]
+      Statistic: Maximum
+      Period: 60
+      EvaluationPeriods: 1
+      Threshold: 100
+      ComparisonOperator: GreaterThanOrEqualToThreshold
+"""
+CHILD = """\
+Parameters:
+  DeadLetterArn:
+    Type: String
+Resources:
+  Jobs:
+    Type: AWS::SQS::Queue
+    Properties:
+      RedrivePolicy:
+        deadLetterTargetArn: !Ref DeadLetterArn
+        maxReceiveCount: 5
+Outputs:
+  QueueName:
+    Value: !GetAtt Jobs.QueueName
+"""
+
+
+def test_nested_stack_shares_the_parents_dlq_and_alarm(tmp_path: Path) -> None:
+    write(tmp_path, "parent.yaml", PARENT)
+    write(tmp_path, "nested/worker.yaml", CHILD)
+    result = engine.audit_paths([str(tmp_path)])
+    # THEN the child's queue has its DLQ (no QR001) and its in-flight alarm (no QR009) from the
+    # parent, and the parent's queue is a DLQ (no QR001, no QR009; QR004: no redrive-allow)
+    by_file = {(f.template.rsplit("/", 1)[-1], f.rule_id, f.resource) for f in result.findings}
+    assert by_file == {
+        ("parent.yaml", "QR004", "Dlq"),
+        ("parent.yaml", "QR013", "Dlq"),
+        ("worker.yaml", "QR013", "Jobs"),
+    }
+
+
+def test_nested_child_without_its_parent_is_reported(tmp_path: Path) -> None:
+    write(tmp_path, "nested/worker.yaml", CHILD)
+    result = engine.audit_paths([str(tmp_path)])
+    unresolved = [f for f in result.findings if f.rule_id == "QR900"]
+    assert [f.resource for f in unresolved] == ["Jobs"]
+    assert "no audited parent stack passes it" in unresolved[0].message

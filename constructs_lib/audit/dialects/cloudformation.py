@@ -7,11 +7,13 @@ assemblies are plain CloudFormation with stack names from their manifest (``cdk_
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from constructs_lib import limits
 from constructs_lib.audit import model, parameters
+from constructs_lib.audit.dialects.cdk_assembly import ASSET_PATH_METADATA
 from constructs_lib.audit.intrinsics import (
     NO_VALUE,
     UNKNOWN_PIECE,
@@ -62,6 +64,7 @@ def extract(
         unknown_parameters=unknown,
         mappings=mappings if isinstance(mappings, dict) else {},
         conditions=conditions if isinstance(conditions, dict) else {},
+        nested=_nested_children(file, resources),
     )
     parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
     count = 0
@@ -80,6 +83,8 @@ def extract(
                 )
             )
             continue
+        if body["Type"] == NESTED_STACK and _deployed(template, parsed, shown, body):
+            _nested_parameters(template, parsed, str(logical_id), body)
         if body["Type"] not in model.AUDITED_TYPES or not _deployed(template, parsed, shown, body):
             continue
         raw_properties = body.get("Properties") or {}
@@ -162,8 +167,12 @@ def extract(
     _function_pointer_keys(template, resources, parsed)
     outputs = document.get("Outputs")
     if isinstance(outputs, dict):
-        for output in outputs.values():
+        for name, output in outputs.items():
             _export_row(template, parsed, output)
+            if isinstance(output, dict):  # what a parent's GetAtt Stack.Outputs.<name> reads
+                _exported(
+                    template, parsed, model.nested_output(file, str(name)), output.get("Value")
+                )
     return parsed
 
 
@@ -283,6 +292,48 @@ def _edge(
     key = target_key(template, kind, value, only_sqs)
     if key is not None:
         parsed.edges.append(EdgeRow(from_uid, role, detail, kind, key, describe(value)))
+
+
+def _exported(template: Scope, parsed: ParsedTemplate, name: str, raw_value: Any) -> None:
+    value = template.normalize(raw_value)
+    queue = target_key(template, "queue", value) or ""
+    function = target_key(template, "function", value) or ""
+    if queue or function:
+        parsed.exports.append(ExportRow(template.file, name, queue, function))
+
+
+NESTED_STACK = "AWS::CloudFormation::Stack"
+
+
+def _nested_children(file: str, resources: dict[str, Any]) -> dict[str, str]:
+    """Nested stack logical id -> the child template's path, where the child is a local file:
+    a relative ``TemplateURL`` (SAM, ``aws cloudformation package`` before upload) or a cloud
+    assembly's ``aws:asset:path`` metadata."""
+    children: dict[str, str] = {}
+    for logical_id, body in resources.items():
+        if not isinstance(body, dict) or body.get("Type") != NESTED_STACK:
+            continue
+        metadata = body.get("Metadata")
+        location = metadata.get(ASSET_PATH_METADATA) if isinstance(metadata, dict) else None
+        if not isinstance(location, str):
+            location = _get(body, "Properties", "TemplateURL")
+        if isinstance(location, str) and "://" not in location and not location.startswith("/"):
+            children[str(logical_id)] = os.path.normpath(
+                os.path.join(os.path.dirname(file), location)
+            )
+    return children
+
+
+def _nested_parameters(
+    template: Scope, parsed: ParsedTemplate, logical_id: str, body: dict[str, Any]
+) -> None:
+    """What the parent passes into the child, as exports the child's parameters import."""
+    child = template.nested.get(logical_id)
+    passed = _get(body, "Properties", "Parameters")
+    if child is None or not isinstance(passed, dict):
+        return
+    for name, value in passed.items():
+        _exported(template, parsed, model.nested_parameter(child, str(name)), value)
 
 
 def _export_row(template: Scope, parsed: ParsedTemplate, output: Any) -> None:

@@ -137,12 +137,21 @@ def test_engine_recall_and_precision_per_rule(local_findings: list[Finding]) -> 
 
 @pytest.mark.spark
 def test_spark_recall_and_precision_per_rule(
-    spark: Any, corpus_files: list[tuple[str, str]], local_findings: list[Finding]
+    spark: Any, corpus_files: list[tuple[str, str]]
 ) -> None:
     from constructs_lib.audit import job
 
     result = job.run(spark, corpus_files, parameters=_parameters(corpus_files))
     _check("spark", result.findings)
+
+
+@pytest.mark.spark
+def test_spark_and_engine_find_the_same(
+    spark: Any, corpus_files: list[tuple[str, str]], local_findings: list[Finding]
+) -> None:
+    from constructs_lib.audit import job
+
+    result = job.run(spark, corpus_files, parameters=_parameters(corpus_files))
     assert sorted(result.findings, key=Finding.sort_key) == sorted(
         local_findings, key=Finding.sort_key
     ), "the Spark job and the single-process engine disagree"

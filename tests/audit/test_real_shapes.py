@@ -7,7 +7,8 @@ Rain module directives). ``expected.json`` lists every finding an expert reviewe
 with the reason, worked out by hand from the rule catalog, never by running the audit.
 
 A sub-folder may hold a ``parameters.json`` (CloudFormation's ``ParameterKey``/``ParameterValue``
-list); its values override the parameters of every template in that sub-folder.
+list); its values override the parameters of every template in that sub-folder. The corpus's own
+``parameters.json`` overrides, for every stack ("*"), the parameters a stack declares.
 
 Both engines audit the same files with the same overrides; they must find exactly the expected
 (template, rule, resource) triples, and the same findings as each other.
@@ -44,12 +45,19 @@ def _files() -> list[tuple[str, str]]:
 
 
 def _parameters(files: list[tuple[str, str]]) -> dict[str, dict[str, str]]:
-    """Stack name -> overrides, from each sub-folder's parameters.json."""
+    """Stack name (or "*") -> overrides, from the parameters.json files of the corpus.
+
+    The corpus's own parameters.json applies to every stack ("*"); a sub-folder's applies to
+    the templates in that sub-folder, by their stack names.
+    """
     overrides: dict[str, dict[str, str]] = {}
     for parameters_file in sorted(CORPUS.rglob(PARAMETERS_FILE)):
         entries = json.loads(parameters_file.read_text())
         values = {str(e["ParameterKey"]): str(e["ParameterValue"]) for e in entries}
         folder = parameters_file.parent.resolve()
+        if folder == CORPUS.resolve():
+            overrides["*"] = values
+            continue
         for path, stack in files:
             if Path(path).resolve().parent == folder:
                 assert stack not in overrides, f"two templates of the corpus share stack {stack}"

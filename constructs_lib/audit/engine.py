@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from constructs_lib.audit import discovery, isolation, model, rules
+from constructs_lib.audit import discovery, isolation, model, nesting, rules
 from constructs_lib.audit.model import (
     EdgeRow,
     ExportRow,
@@ -171,7 +171,15 @@ def audit_files(
     parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
     resolved and evaluated here."""
     started = time.perf_counter()
+    files = list(files)
     parsed = isolation.parse_files(files, limits, workers, overrides)
+    again, child_overrides = nesting.children(
+        (n for p in parsed for n in p.nested), files, overrides
+    )
+    if again:
+        reparsed = isolation.parse_files(again, limits, workers, child_overrides)
+        by_file = {p.file.file: p for p in reparsed}
+        parsed = [by_file.get(p.file.file, p) for p in parsed]
     parsed_at = time.perf_counter()
     result = audit_parsed(parsed)
     result.timings = {"parse": parsed_at - started, **result.timings}

@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from constructs_lib.audit import engine, isolation, model, rules
+from constructs_lib.audit import engine, isolation, model, nesting, rules
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import EdgeRow, FileRow, Finding, NoteRow, ResourceRow
 from constructs_lib.audit.parameters import Overrides
@@ -50,6 +50,7 @@ KEY_SCHEMA = _schema(*model.KeyRow._fields)
 EDGE_SCHEMA = _schema(*EdgeRow._fields)
 EXPORT_SCHEMA = _schema(*model.ExportRow._fields)
 NOTE_SCHEMA = _schema(*model.NoteRow._fields)
+NESTED_SCHEMA = _schema(*model.NestedRow._fields)
 FINDING_SCHEMA = _schema(
     "rule_id", "severity", "template", "stack", "resource", "queue", "message", "fix"
 )
@@ -61,12 +62,14 @@ _SCHEMAS = {
     "edge": EDGE_SCHEMA,
     "export": EXPORT_SCHEMA,
     "note": NOTE_SCHEMA,
+    "nested": NESTED_SCHEMA,
 }
 # Parsing yields every row kind in one pass, into one declared wide schema: a tag, six text
 # columns and one integer (wide enough for each kind). Each kind is then a JVM-side select, so
 # Python touches each file exactly once.
 _WIDE_TEXT = [f"t{i}" for i in range(6)]
-WIDE_SCHEMA = _schema("tag", *_WIDE_TEXT, "n", ints=["n"])
+# "src" is the file a row came from, so a nested child parsed again replaces all of its rows.
+WIDE_SCHEMA = _schema("tag", *_WIDE_TEXT, "n", "src", ints=["n"])
 
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -102,10 +105,10 @@ def create_session(master: str = "local[*]", app_name: str = "queue-audit") -> S
 # --- parse (runs on executors) -------------------------------------------------------------------
 
 
-def _wide(tag: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
+def _wide(tag: str, row: tuple[Any, ...], src: str) -> tuple[Any, ...]:
     text = [str(v) for v in row if not isinstance(v, int)]
     number = next((v for v in row if isinstance(v, int)), 0)
-    return (tag, *text, *([""] * (len(_WIDE_TEXT) - len(text))), number)
+    return (tag, *text, *([""] * (len(_WIDE_TEXT) - len(text))), number, src)
 
 
 def _parse_partition(
@@ -116,17 +119,18 @@ def _parse_partition(
     # One worker process per partition (Spark runs one partition per core): a file that crashes
     # or hangs the parser costs that file (a QR901), never the Python worker, the task or the job.
     for parsed in isolation.parse_files(paths, limits, workers=1, overrides=overrides):
-        yield _wide("file", tuple(parsed.file))
-        for resource in parsed.resources:
-            yield _wide("resource", tuple(resource))
-        for key in parsed.keys:
-            yield _wide("key", tuple(key))
-        for edge in parsed.edges:
-            yield _wide("edge", tuple(edge))
-        for export in parsed.exports:
-            yield _wide("export", tuple(export))
-        for note in parsed.notes:
-            yield _wide("note", tuple(note))
+        src = parsed.file.file
+        yield _wide("file", tuple(parsed.file), src)
+        for tag, rows in (
+            ("resource", parsed.resources),
+            ("key", parsed.keys),
+            ("edge", parsed.edges),
+            ("export", parsed.exports),
+            ("note", parsed.notes),
+            ("nested", parsed.nested),
+        ):
+            for row in rows:
+                yield _wide(tag, tuple(row), src)
 
 
 def _narrow(wide: DataFrame, tag: str) -> DataFrame:
@@ -330,6 +334,17 @@ def run(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     wide, frames = parse(spark, files, limits, overrides)
+    again, child_overrides = nesting.children(
+        (model.NestedRow(*row) for row in frames["nested"].collect()), files, overrides
+    )
+    if again:  # nested stacks whose parent passes plain values: parse those children again
+        reparsed, _ = parse(spark, again, limits, child_overrides)
+        kept = wide.filter(~F.col("src").isin([file for file, _stack in again]))
+        first, wide = wide, kept.unionByName(reparsed).persist(StorageLevel.MEMORY_AND_DISK)
+        frames = {tag: _narrow(wide, tag) for tag in _SCHEMAS}
+        frames["file"].count()
+        first.unpersist()
+        reparsed.unpersist()
     parsed_count = frames["file"].count()
     timings["parse"] = time.perf_counter() - started
     _progress(f"parsed {parsed_count} files in {timings['parse']:.1f} s", quiet)

@@ -170,6 +170,15 @@ class NoteRow(NamedTuple):
     message: str
 
 
+class NestedRow(NamedTuple):
+    """Values a parent stack passes to a nested stack's parameters that are plain values, not
+    references (those travel as exports): the child is parsed again with them."""
+
+    child_file: str
+    parent_stack: str
+    values: str  # JSON object: parameter name -> text
+
+
 class ResolvedEdge(NamedTuple):
     from_uid: str
     role: str
@@ -332,3 +341,4 @@ class ParsedTemplate:
     edges: list[EdgeRow] = field(default_factory=list)
     exports: list[ExportRow] = field(default_factory=list)
     notes: list[NoteRow] = field(default_factory=list)
+    nested: list[NestedRow] = field(default_factory=list)

@@ -124,7 +124,7 @@ def corpus_files() -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def local_findings(corpus_files: list[tuple[str, str]]) -> list[Finding]:
     paths = [path for path, _ in corpus_files]
-    return engine.audit_paths(paths, parameters=_parameters(corpus_files)).findings
+    return engine.audit_paths(paths, overrides=_parameters(corpus_files)).findings
 
 
 def test_expected_findings_are_reviewable() -> None:
@@ -149,7 +149,7 @@ def test_spark_recall_and_precision_per_rule(
 ) -> None:
     from constructs_lib.audit import job
 
-    result = job.run(spark, corpus_files, parameters=_parameters(corpus_files))
+    result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
     _check("spark", result.findings)
 
 
@@ -159,7 +159,7 @@ def test_spark_and_engine_find_the_same(
 ) -> None:
     from constructs_lib.audit import job
 
-    result = job.run(spark, corpus_files, parameters=_parameters(corpus_files))
+    result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
     assert sorted(result.findings, key=Finding.sort_key) == sorted(
         local_findings, key=Finding.sort_key
     ), "the Spark job and the single-process engine disagree"

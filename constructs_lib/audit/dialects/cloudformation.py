@@ -29,6 +29,7 @@ from constructs_lib.audit.model import (
     ExportRow,
     FileRow,
     KeyRow,
+    NestedRow,
     NoteRow,
     ParsedTemplate,
     ResourceRow,
@@ -332,8 +333,16 @@ def _nested_parameters(
     passed = _get(body, "Properties", "Parameters")
     if child is None or not isinstance(passed, dict):
         return
+    values: dict[str, str] = {}
     for name, value in passed.items():
         _exported(template, parsed, model.nested_parameter(child, str(name)), value)
+        normalized = template.normalize(value)
+        if isinstance(normalized, str | int | float) and UNKNOWN_PIECE not in str(normalized):
+            values[str(name)] = (
+                str(normalized).lower() if isinstance(normalized, bool) else str(normalized)
+            )
+    if values:
+        parsed.nested.append(NestedRow(child, template.stack, json.dumps(values, sort_keys=True)))
 
 
 def _export_row(template: Scope, parsed: ParsedTemplate, output: Any) -> None:

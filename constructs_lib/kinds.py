@@ -134,30 +134,23 @@ class Instance(Kind):
     def accepts(self) -> str:  # type: ignore[override]
         return f"{_article(self.label)} `{self.label}`"
 
+    def matches(self, value: object) -> bool:
+        return isinstance(value, self.cls)
+
     def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
-        if isinstance(value, self.cls):
+        if self.matches(value):
             return None
         return f"is {kind_of(value)}, not a {self.label}", f"pass {prop}={self.example}"
 
 
 @dataclass(frozen=True)
-class Implements(Kind):
+class Implements(Instance):
     """An object that implements a jsii interface (``kms.IKey``, ``sqs.IQueue`` ...): a construct
     defined in the app, an imported one (``from_..._arn``), or a Python class decorated with
-    ``@jsii.implements``."""
+    ``@jsii.implements``. ``cls`` is the interface."""
 
-    interface: type
-    label: str
-    example: str
-
-    @property
-    def accepts(self) -> str:  # type: ignore[override]
-        return f"{_article(self.label)} `{self.label}`"
-
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
-        if implements(value, self.interface):
-            return None
-        return f"is {kind_of(value)}, not a {self.label}", f"pass {prop}={self.example}"
+    def matches(self, value: object) -> bool:
+        return implements(value, self.cls)
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,13 @@ SCOPE = Param(
     documented=False,
 )
 CONSTRUCT_ID = Param("construct_id", Text(), "", documented=False)
+_ALARM_ACTIONS = SequenceOf(
+    Implements(
+        cloudwatch.IAlarmAction, "cloudwatch.IAlarmAction", "cloudwatch_actions.SnsAction(topic)"
+    ),
+    "cloudwatch.IAlarmAction",
+)
+
 QUEUE = Table(
     "ResilientQueue",
     (
@@ -359,27 +366,13 @@ QUEUE = Table(
         ),
         Param(
             "alarm_actions",
-            SequenceOf(
-                Implements(
-                    cloudwatch.IAlarmAction,
-                    "cloudwatch.IAlarmAction",
-                    "cloudwatch_actions.SnsAction(topic)",
-                ),
-                "cloudwatch.IAlarmAction",
-            ),
+            _ALARM_ACTIONS,
             "none",
             "applied to every alarm when it fires",
         ),
         Param(
             "ok_actions",
-            SequenceOf(
-                Implements(
-                    cloudwatch.IAlarmAction,
-                    "cloudwatch.IAlarmAction",
-                    "cloudwatch_actions.SnsAction(topic)",
-                ),
-                "cloudwatch.IAlarmAction",
-            ),
+            _ALARM_ACTIONS,
             "none",
             "applied to every alarm when it recovers",
         ),

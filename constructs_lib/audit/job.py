@@ -342,10 +342,10 @@ def run(
         kept = wide.filter(~F.col("src").isin([file for file, _stack in again]))
         first, wide = wide, kept.unionByName(reparsed).persist(StorageLevel.MEMORY_AND_DISK)
         frames = {tag: _narrow(wide, tag) for tag in _SCHEMAS}
-        frames["file"].count()
+    parsed_count = frames["file"].count()  # materializes the cached rows the stages below read
+    if again:
         first.unpersist()
         reparsed.unpersist()
-    parsed_count = frames["file"].count()
     timings["parse"] = time.perf_counter() - started
     _progress(f"parsed {parsed_count} files in {timings['parse']:.1f} s", quiet)
 

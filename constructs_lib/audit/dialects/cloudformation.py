@@ -349,12 +349,8 @@ def _export_row(template: Scope, parsed: ParsedTemplate, output: Any) -> None:
     if not isinstance(output, dict) or not isinstance(output.get("Export"), dict):
         return
     name = template.normalize(output["Export"].get("Name"))
-    if not isinstance(name, str) or UNKNOWN_PIECE in name:
-        return
-    value = template.normalize(output.get("Value"))
-    queue = target_key(template, "queue", value) or ""
-    function = target_key(template, "function", value) or ""
-    parsed.exports.append(ExportRow(template.file, name, queue, function))
+    if isinstance(name, str) and UNKNOWN_PIECE not in name:
+        _exported(template, parsed, name, output.get("Value"))
 
 
 def _note(file: str, stack: str, resource: str, rule_id: str, message: str) -> NoteRow:

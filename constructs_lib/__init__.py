@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
@@ -31,7 +31,10 @@ __all__ = [
     "QueueAlarms",
     "ResilientQueue",
 ]
-__version__ = version("constructs-lib")
+try:
+    __version__ = version("constructs-lib")
+except PackageNotFoundError:  # imported from the archive a Spark job ships to its executors
+    __version__ = "unknown"
 
 
 def __getattr__(name: str) -> Any:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.audit import discovery, parameters, report, safety
+from constructs_lib.audit import discovery, objects, parameters, report, safety
 
 if TYPE_CHECKING:
     from constructs_lib.audit.engine import AuditResult
 
+# Below this many templates the local engine finishes first on a 2-core machine: a Spark
+# session costs seconds before any work (docs/performance.md, "Choosing the engine").
+AUTO_SPARK_FILES = 50_000
 # Exit status of a run that could not finish (the Spark job failed, workers could not start):
 # distinct from 0 (no finding at --fail-on), 1 (findings) and 2 (usage errors).
 EXIT_NOT_FINISHED = 3
@@ -27,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="template files (JSON or YAML) and folders (cdk.out assemblies or trees of templates)",
+        help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
+        "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs",
     )
     parser.add_argument("--format", choices=report.FORMATS, default="table")
     parser.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
@@ -38,18 +43,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when a finding is at least this severe (default: error)",
     )
     parser.add_argument(
-        "--master",
-        default="local[*]",
-        help="Spark master URL (default: local[*]); under spark-submit pass '' to keep its master",
+        "--output-dir",
+        metavar="DIR",
+        help="also write the findings as Parquet and JSON Lines into a new run=<time> folder "
+        "under DIR (a path every executor can reach, or s3://bucket/prefix)",
     )
-    parser.add_argument("--parquet", metavar="DIR", help="append findings to a Parquet dataset")
-    parser.add_argument(
-        "--engine",
-        choices=("spark", "local"),
-        default="spark",
-        help="spark (default) or local: the same rules in this process, for small inputs",
-    )
+    # The name of --output-dir before it wrote JSON Lines too; kept so scripts keep working.
+    parser.add_argument("--parquet", dest="output_dir", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    spark = parser.add_argument_group("engine")
+    spark.add_argument(
+        "--engine",
+        choices=("auto", "local", "spark"),
+        default="auto",
+        help="local: worker processes on this machine; spark: a Spark job; auto (default): "
+        f"spark from {AUTO_SPARK_FILES:,} templates or when --master or --remote is given, "
+        "else local",
+    )
+    where = spark.add_mutually_exclusive_group()
+    where.add_argument(
+        "--master",
+        help="Spark master URL (default: local[*], or the one spark-submit was given)",
+    )
+    where.add_argument(
+        "--remote", metavar="sc://HOST:PORT", help="run the job through a Spark Connect server"
+    )
     values = parser.add_argument_group("parameter values (default: each parameter's Default)")
     values.add_argument(
         "--parameter-overrides",
@@ -146,13 +164,16 @@ def limits_from(args: argparse.Namespace) -> safety.ReadLimits:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.engine == "local" and args.parquet:
-        build_parser().error("--parquet needs the spark engine")
+    if args.engine == "local" and (args.master or args.remote):
+        build_parser().error("--master and --remote choose a Spark engine: drop --engine local")
     try:
         overrides = overrides_from(args)
     except parameters.ParameterError as error:
         build_parser().error(str(error))
-    files = discovery.discover(args.paths)
+    try:
+        files = discovery.discover(args.paths)
+    except objects.ObjectStoreError as error:  # a wrong URL or no access: nothing was audited
+        build_parser().error(str(error))
     if not files:
         # Every path given was an empty folder (a missing file still counts, as QR901): most
         # likely a wrong path or a cdk.out not synthesized yet, not a clean fleet.
@@ -201,36 +222,68 @@ def overrides_from(args: argparse.Namespace) -> parameters.Overrides:
     return parameters.merge(triples)
 
 
+def choose_engine(args: argparse.Namespace, file_count: int) -> str:
+    if args.engine != "auto":
+        return str(args.engine)
+    if args.master or args.remote or file_count >= AUTO_SPARK_FILES:
+        return "spark"
+    return "local"
+
+
 def _run(
     args: argparse.Namespace, files: list[tuple[str, str]], overrides: parameters.Overrides
 ) -> AuditResult:
     limits = limits_from(args)
-    if args.engine == "local":
-        from constructs_lib.audit import engine
+    if choose_engine(args, len(files)) == "local":
+        from constructs_lib.audit import engine, outputs
 
-        return engine.audit_files(files, limits, overrides=overrides)
-    else:
-        from pyspark.sql import SparkSession
+        result = engine.audit_files(
+            files, limits, overrides=overrides, progress=None if args.quiet else _Progress()
+        )
+        if args.output_dir:
+            outputs.write_result(result, args.output_dir)
+        return result
+    from pyspark.sql import SparkSession
 
-        from constructs_lib.audit import job
+    from constructs_lib.audit import job
 
-        # Inside a program that already runs Spark (a notebook, a test), reuse its session and
-        # leave it running; otherwise this command owns the session and stops it.
-        owned = SparkSession.getActiveSession() is None
-        spark = job.create_session(args.master) if owned else SparkSession.getActiveSession()
-        assert spark is not None
-        try:
-            return job.run(
-                spark,
-                files,
-                parquet_dir=args.parquet,
-                quiet=args.quiet,
-                limits=limits,
-                overrides=overrides,
-            )
-        finally:
-            if owned:
-                spark.stop()
+    # Inside a program that already runs Spark (a notebook, a test), reuse its session and
+    # leave it running; otherwise this command owns the session and stops it.
+    active = None if args.master or args.remote else SparkSession.getActiveSession()
+    spark = active or job.create_session(args.master, args.remote)
+    try:
+        return job.run(
+            spark,
+            files,
+            output_dir=args.output_dir,
+            quiet=args.quiet,
+            limits=limits,
+            overrides=overrides,
+        )
+    finally:
+        if active is None:
+            spark.stop()
+
+
+class _Progress:
+    """``read 12,000 of 100,000 files`` on stderr: updated in place on a terminal, a line every
+    few seconds in a CI log."""
+
+    INTERVAL_S = 2.0
+
+    def __init__(self) -> None:
+        self.terminal = sys.stderr.isatty()
+        self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < self.INTERVAL_S:
+            return
+        self.last = now
+        end = "\n" if done == total or not self.terminal else ""
+        prefix = "\r" if self.terminal else ""
+        print(f"{prefix}queue-audit: read {done:,} of {total:,} files", end=end, file=sys.stderr)
+        sys.stderr.flush()
 
 
 if __name__ == "__main__":

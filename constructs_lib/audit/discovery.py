@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from constructs_lib.audit import objects
 from constructs_lib.audit.dialects import cdk_assembly
 
 _TEMPLATE_SUFFIXES = (".template.json", ".template.yaml", ".template.yml", ".template")
@@ -29,6 +30,21 @@ _SKIPPED_DIRS = {"node_modules", ".git", ".venv", "__pycache__"}
 # --- Finding the input files --------------------------------------------------------------------
 
 
+def is_template_name(name: str) -> bool:
+    """Whether a file of this base name, met while walking a folder (or listing a prefix in
+    object storage), may be a template: JSON or YAML, and not one of a project's or a cloud
+    assembly's own files."""
+    if name in _NOT_TEMPLATES or name.endswith(".assets.json"):
+        return False
+    return name.endswith(_TEMPLATE_SUFFIXES) or name.endswith(_DATA_SUFFIXES)
+
+
+def is_skipped_folder(name: str) -> bool:
+    """Whether a folder of this name is never walked: dependencies, tool state, and a cloud
+    assembly's asset folders (Lambda code, whose JSON files are not templates)."""
+    return name in _SKIPPED_DIRS or name.startswith("asset.")
+
+
 def stack_name_for(path: str) -> str:
     """The stack name of a template outside a cloud assembly: its file name without suffixes."""
     name = os.path.basename(path)
@@ -44,10 +60,15 @@ def discover(paths: Iterable[str]) -> list[tuple[str, str]]:
     A folder with a ``manifest.json`` is read as a cloud assembly (stack names from the
     manifest, nested stage assemblies followed); other folders are walked for JSON and YAML.
     A path that does not exist is kept, so that it is reported (QR901) rather than dropped.
+    An ``s3://`` URL is one object or a prefix listed like a folder (``objects.list_templates``;
+    ``objects.ObjectStoreError`` when it cannot be listed).
     """
     found: dict[str, str] = {}
     for path in paths:
-        if os.path.isdir(path):
+        if objects.is_object_url(path):
+            for url, stack in objects.list_templates(path):
+                found.setdefault(url, stack)
+        elif os.path.isdir(path):
             for file, stack in _discover_dir(path):
                 found.setdefault(file, stack)
         else:
@@ -66,11 +87,9 @@ def _discover_dir(folder: str) -> list[tuple[str, str]]:
             ]
     result: list[tuple[str, str]] = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("asset."))
+        dirs[:] = sorted(d for d in dirs if not is_skipped_folder(d))
         for name in sorted(files):
-            if name in _NOT_TEMPLATES or name.endswith(".assets.json"):
-                continue
-            if name.endswith(_TEMPLATE_SUFFIXES) or name.endswith(_DATA_SUFFIXES):
+            if is_template_name(name):
                 path = os.path.join(root, name)
                 result.append((path, stack_name_for(path)))
     return result

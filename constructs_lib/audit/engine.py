@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from constructs_lib.audit import discovery, isolation, model, nesting, rules
@@ -124,6 +124,17 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
     return rows
 
 
+def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
+    """What one template yields on its own, before any resolution: its notes (QR900/QR901 on
+    resources it could not read) and a QR901 when the file itself could not be read."""
+    findings = [rules.note_finding(n) for n in parsed.notes]
+    if parsed.file.status != "ok":
+        findings.append(
+            rules.unparseable_finding(parsed.file.file, parsed.file.stack, parsed.file.error)
+        )
+    return findings
+
+
 def evaluate_group(queue_uid: str, group: list[tuple[str, str, ResourceRow]]) -> list[Finding]:
     context = model.build_context(queue_uid, group)
     return rules.evaluate(context) if context is not None else []
@@ -146,11 +157,8 @@ def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
     resolved_at = time.perf_counter()
     findings = [f for q in queue_uids for f in evaluate_group(q, groups[q])]
     findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
-    findings += [rules.note_finding(n) for p in parsed for n in p.notes]
+    findings += [f for p in parsed for f in template_findings(p)]
     files = [p.file for p in parsed]
-    findings += [
-        rules.unparseable_finding(f.file, f.stack, f.error) for f in files if f.status != "ok"
-    ]
     findings.sort(key=Finding.sort_key)
     evaluated_at = time.perf_counter()
     return AuditResult(
@@ -166,13 +174,20 @@ def audit_files(
     limits: ReadLimits = DEFAULT_LIMITS,
     workers: int | None = None,
     overrides: Overrides | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AuditResult:
     """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
     parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
-    resolved and evaluated here."""
+    resolved and evaluated here. ``progress(done, total)`` follows the parsing."""
     started = time.perf_counter()
     files = list(files)
-    parsed = isolation.parse_files(files, limits, workers, overrides)
+    parsed = isolation.parse_files(
+        files,
+        limits,
+        workers,
+        overrides,
+        progress=None if progress is None else lambda done: progress(done, len(files)),
+    )
     again, child_overrides = nesting.children(
         (n for p in parsed for n in p.nested), files, overrides
     )

@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection, wait
 
 from constructs_lib.audit import templates
@@ -86,8 +86,9 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     limits: ReadLimits
     overrides: Overrides
-    limits, overrides = reader.recv()
+    limits, overrides, cwd = reader.recv()
     _cap_memory(limits.max_parse_memory_bytes)
+    unseen = _enter(cwd)
     while True:
         try:
             batch: list[_Item] | None = reader.recv()
@@ -98,6 +99,9 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
         done: list[tuple[int, ParsedTemplate | None]] = []
         for position, file, stack in batch:
             _PROGRESS.pack_into(progress, 0, position + 1)
+            if unseen and not os.path.isabs(file) and "://" not in file:
+                done.append((position, templates.unparseable(file, stack, unseen)))
+                continue
             try:
                 done.append((position, templates.read_and_parse(file, stack, limits, overrides)))
             except MemoryError:
@@ -108,13 +112,30 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
             return
 
 
+def _enter(cwd: str | None) -> str:
+    """Work in ``cwd``, the directory relative input paths were given from (on a cluster, the
+    driver's: an executor starts in a work directory of its own). Where this machine has no such
+    directory, the reason every relative path will be unreadable; else ""."""
+    if cwd is None:
+        return ""
+    try:
+        os.chdir(cwd)
+    except OSError as error:
+        return (
+            f"cannot read a relative path here: the directory it is relative to ({cwd}) "
+            f"is not on this machine ({error.strerror}); on a cluster give s3:// URLs or "
+            "absolute paths on a filesystem every executor mounts"
+        )
+    return ""
+
+
 # --- the parent ----------------------------------------------------------------------------------
 
 
 class _Worker:
     """One worker process and its two pipes; ``remaining`` is the batch it is working through."""
 
-    def __init__(self, limits: ReadLimits, overrides: Overrides) -> None:
+    def __init__(self, limits: ReadLimits, overrides: Overrides, cwd: str | None) -> None:
         from_parent, to_child = os.pipe()
         from_child, to_parent = os.pipe()
         with tempfile.TemporaryFile() as shared:
@@ -131,7 +152,7 @@ class _Worker:
         self.exit_code: int | None = None
         self.seen = 0
         self.since = 0.0
-        self.to_child.send((limits, dict(overrides)))
+        self.to_child.send((limits, dict(overrides), cwd))
 
     def _start(self, from_parent: int, to_parent: int, shared_fd: int) -> None:
         self.popen: subprocess.Popen[bytes] | None = None
@@ -164,6 +185,9 @@ class _Worker:
                 ],
                 pass_fds=(from_parent, to_parent, shared_fd),
                 stdin=subprocess.DEVNULL,
+                # The new interpreter must import this package from where this one did: on a
+                # Spark executor that is the archive the job shipped, not an installed copy.
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
             )
             self.pid = self.popen.pid
 
@@ -240,10 +264,14 @@ def parse_files(
     limits: ReadLimits = DEFAULT_LIMITS,
     workers: int | None = None,
     overrides: Overrides | None = None,
+    cwd: str | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[ParsedTemplate]:
     """Every ``(file, stack)`` read and parsed within ``limits``, in input order; one
     ParsedTemplate per file whatever happens to the file (a QR901 when it crashed the parser,
-    ran past the time bound or past the memory cap)."""
+    ran past the time bound or past the memory cap). Relative paths are read from ``cwd``
+    (default: this process's working directory); ``progress`` is told how many files are done
+    each time a batch comes back."""
     overrides = overrides or {}
     items: list[_Item] = [(i, file, stack) for i, (file, stack) in enumerate(files)]
     results: list[ParsedTemplate | None] = [None] * len(items)
@@ -254,8 +282,12 @@ def parse_files(
     count = max(1, min(workers or os.cpu_count() or 1, len(pending)))
     pool: list[_Worker] = []
     try:
-        pool = [_Worker(limits, overrides) for _ in range(count)]
-        _run(pool, pending, results, limits, overrides)
+
+        def start() -> _Worker:
+            return _Worker(limits, overrides or {}, cwd)
+
+        pool = [start() for _ in range(count)]
+        _run(pool, pending, results, limits, start, progress or (lambda _done: None))
     finally:
         for worker in pool:
             worker.stop(kill=bool(worker.remaining))
@@ -267,7 +299,8 @@ def _run(
     pending: deque[list[_Item]],
     results: list[ParsedTemplate | None],
     limits: ReadLimits,
-    overrides: Overrides,
+    start: Callable[[], _Worker],
+    progress: Callable[[int], None],
 ) -> None:
     def lose(worker: _Worker, reason: str, kill: bool) -> None:
         """The file ``worker`` is on becomes a QR901; the rest of its batch (the files before it,
@@ -287,9 +320,10 @@ def _run(
         worker.remaining.clear()
         if rest:
             pending.appendleft(rest)
-        pool[pool.index(worker)] = _Worker(limits, overrides)
+        pool[pool.index(worker)] = start()
 
     strikes = [0]
+    finished_count = 0
     # Wake at least this often to see whether a worker still moves from file to file.
     tick = min(1.0, limits.parse_timeout_s / 4)
     while True:
@@ -301,7 +335,7 @@ def _run(
                 except OSError:  # it died while idle: a new one takes the batch
                     worker.remaining.clear()
                     worker.stop(kill=True)
-                    pool[index] = _Worker(limits, overrides)
+                    pool[index] = start()
                     pool[index].give(batch)
         busy = [w for w in pool if w.remaining]
         if not busy:
@@ -327,6 +361,8 @@ def _run(
             for position, parsed in done:
                 if parsed is not None:
                     results[position] = parsed
+            finished_count += sum(1 for _position, parsed in done if parsed is not None)
+            progress(finished_count)
             finished = {position for position, parsed in done if parsed is not None}
             worker.remaining = deque(i for i in worker.remaining if i[0] not in finished)
             if worker.remaining:  # it stopped on a MemoryError

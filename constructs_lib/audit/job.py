@@ -1,136 +1,233 @@
 """The fleet audit on Spark: extract -> parse -> resolve -> evaluate -> load.
 
-- extract: the driver lists the input files (``discovery.discover``) and parallelizes the paths;
-- parse: each partition reads its files as bytes and parses them in Python into flat rows of
-  the declared schemas below (Spark never infers a schema from a template: ``Resources`` keys
-  are logical ids, so inference would make one column per logical id in the fleet);
+One code path for every kind of session: the job uses the DataFrame API only (no RDD, no
+SparkContext), so it runs on a local session, a standalone, YARN or Kubernetes cluster through
+``spark-submit``, and on Spark Connect (``--remote sc://...``).
+
+- extract: the driver lists the inputs (``discovery.discover``: files, folders, ``s3://``
+  prefixes; it never reads a template) into a DataFrame of paths;
+- parse: ``mapInArrow`` reads and parses each partition's files in Python (in a parsing worker
+  process per task: ``isolation.py``) into flat rows of one declared wide schema, in Arrow
+  batches. Spark never infers a schema from a template: ``Resources`` keys are logical ids;
 - resolve: joins: ``Fn::ImportValue`` names to ``Export`` names, then reference keys (local
   ids, queue and function names from literal ARNs, URLs, ``Fn::Sub``/``Fn::Join``) to resources,
-  then the resolved edges into one group of members per queue;
-- evaluate: each queue's group becomes a ``QueueContext`` judged by ``rules.evaluate``, the
-  same function the single-process engine and the in-app plugin call;
-- load: findings back to the driver for the reports, and optionally a Parquet dataset.
+  then the resolved edges into the members of each queue's context;
+- evaluate: the member rows, partitioned and sorted by queue, go through one Python pass
+  (``mapInArrow`` again) that builds each ``QueueContext`` and judges it with
+  ``rules.evaluate``, the function the single-process engine and the in-app plugin call;
+- load: findings to the driver for the report, and from the executors to ``--output-dir``
+  (``outputs.py``).
 
-Runs unchanged under ``spark-submit`` (see docs/audit.md); pyspark is imported here only.
+pyspark is imported here only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
-from constructs_lib.audit import engine, isolation, model, nesting, rules
+from constructs_lib.audit import engine, isolation, model, nesting, outputs, shipping
 from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import EdgeRow, FileRow, Finding, NoteRow, ResourceRow
+from constructs_lib.audit.model import EdgeRow, FileRow, Finding, ResourceRow
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
+# Files per parse task: large enough that a task's fixed cost (a Python worker, a parsing
+# process) is small beside its work, small enough that a lost executor costs little to redo.
+FILES_PER_TASK = 1000
+# Rows per Arrow batch the Python stages send back to the JVM.
+BATCH_ROWS = 20_000
 
-def _schema(*names: str, ints: Iterable[str] = ()) -> StructType:
-    integer = set(ints)
-    return StructType(
-        [StructField(n, IntegerType() if n in integer else StringType(), False) for n in names]
-    )
+
+def _schema(*names: str, ints: Iterable[str] = (), binary: Iterable[str] = ()) -> StructType:
+    integer, raw = set(ints), set(binary)
+
+    def kind(name: str) -> Any:
+        return IntegerType() if name in integer else BinaryType() if name in raw else StringType()
+
+    return StructType([StructField(n, kind(n), True) for n in names])
 
 
-FILE_SCHEMA = _schema(*FileRow._fields, ints=["resources"])
-RESOURCE_SCHEMA = _schema(*ResourceRow._fields)
-KEY_SCHEMA = _schema(*model.KeyRow._fields)
-EDGE_SCHEMA = _schema(*EdgeRow._fields)
-EXPORT_SCHEMA = _schema(*model.ExportRow._fields)
-NOTE_SCHEMA = _schema(*model.NoteRow._fields)
-NESTED_SCHEMA = _schema(*model.NestedRow._fields)
-FINDING_SCHEMA = _schema(
-    "rule_id", "severity", "template", "stack", "resource", "queue", "message", "fix"
-)
-
+FINDING_FIELDS = tuple(Finding.__dataclass_fields__)
+FINDING_SCHEMA = _schema(*FINDING_FIELDS)
+# The driver's list of inputs: the path as bytes (a file name need not be UTF-8) and its stack.
+PATH_SCHEMA = _schema("path", "stack", binary=["path"])
 _SCHEMAS = {
-    "file": FILE_SCHEMA,
-    "resource": RESOURCE_SCHEMA,
-    "key": KEY_SCHEMA,
-    "edge": EDGE_SCHEMA,
-    "export": EXPORT_SCHEMA,
-    "note": NOTE_SCHEMA,
-    "nested": NESTED_SCHEMA,
+    "file": _schema(*FileRow._fields, ints=["resources"]),
+    "resource": _schema(*ResourceRow._fields),
+    "key": _schema(*model.KeyRow._fields),
+    "edge": _schema(*EdgeRow._fields),
+    "export": _schema(*model.ExportRow._fields),
+    "nested": _schema(*model.NestedRow._fields),
+    # Notes and unreadable files: findings a template yields on its own, made while parsing.
+    "finding": FINDING_SCHEMA,
 }
-# Parsing yields every row kind in one pass, into one declared wide schema: a tag, six text
-# columns and one integer (wide enough for each kind). Each kind is then a JVM-side select, so
-# Python touches each file exactly once.
-_WIDE_TEXT = [f"t{i}" for i in range(6)]
-# "src" is the file a row came from, so a nested child parsed again replaces all of its rows.
+# Parsing yields every row kind in one pass, into one wide schema: a tag, eight text columns and
+# one integer (wide enough for each kind); each kind is then a JVM-side select of it. "src" is
+# the file a row came from, so a nested child parsed again replaces all of its rows.
+_WIDE_TEXT = [f"t{i}" for i in range(8)]
 WIDE_SCHEMA = _schema("tag", *_WIDE_TEXT, "n", "src", ints=["n"])
-
+# What the evaluation pass reads, one row per member of a queue's context (see ``members``), or
+# one row per unresolved reference (member UNRESOLVED, with the edge's columns).
+_EDGE_COLUMNS = [f"edge_{c}" for c in EdgeRow._fields]
+EVALUATION_COLUMNS = ["queue_uid", "member", "detail", *ResourceRow._fields, *_EDGE_COLUMNS]
+UNRESOLVED = "unresolved"
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
-def create_session(master: str = "local[*]", app_name: str = "queue-audit") -> SparkSession:
-    """A quiet session: no UI, few shuffle partitions (the audit's joins are small per key)."""
-    # Python workers must run the interpreter that has constructs_lib installed.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+# --- the session ---------------------------------------------------------------------------------
+
+
+def create_session(
+    master: str | None = None, remote: str | None = None, app_name: str = "queue-audit"
+) -> SparkSession:
+    """A quiet session: classic (``master``; default ``local[*]``, or what ``spark-submit``
+    set) or Spark Connect (``remote``, ``sc://host:port``). Executors other than this process's
+    own get the job's code shipped to them (``shipping.py``)."""
     builder: Any = SparkSession.builder
-    if master:
-        builder = builder.master(master)
-    if master.startswith("local"):
-        # One machine: bind to loopback instead of guessing an interface (and warning about it),
-        # and keep log4j quiet from the JVM's first line, before setLogLevel can act.
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = builder.config(
-            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    if remote:
+        spark: SparkSession = builder.remote(remote).appName(app_name).getOrCreate()
+    else:
+        # Python workers must run the interpreter that has constructs_lib installed, where the
+        # executors are this machine's.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if master:
+            builder = builder.master(master)
+        if (master or "local").startswith("local"):
+            # One machine: bind to loopback instead of guessing an interface (and warning).
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (
+            builder.appName(app_name)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config(
+                "spark.driver.extraJavaOptions",
+                f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
+            )
         )
-    spark: SparkSession = (
-        builder.appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.log.level", "ERROR")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.adaptive.enabled", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+        with _jvm_output_hidden():
+            spark = builder.getOrCreate()
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    # The audit's shuffles are small per key: few partitions, coalesced further by AQE.
+    spark.conf.set("spark.sql.shuffle.partitions", "8")
+    if remote or not _runs_here(spark):
+        shipping.ship(spark)
     return spark
+
+
+def _runs_here(spark: SparkSession) -> bool:
+    """Whether the executors are this process's own JVM (a local master)."""
+    return str(spark.conf.get("spark.master", "local")).startswith("local")
+
+
+@contextlib.contextmanager
+def _jvm_output_hidden() -> Iterator[None]:
+    """The JVM that a classic session starts writes start-up chatter to stderr before any log
+    configuration applies (``WARNING: Using incubator modules``, the default log level). It
+    inherits this process's stderr, so point that at a log file while it starts; Spark's own
+    errors still reach the caller as exceptions. ``QUEUE_AUDIT_SPARK_LOG`` names the file
+    (default: a temporary one)."""
+    log_path = os.environ.get("QUEUE_AUDIT_SPARK_LOG") or os.path.join(
+        tempfile.gettempdir(), f"queue-audit-spark-{os.getpid()}.log"
+    )
+    sys.stderr.flush()
+    saved = os.dup(2)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
 
 
 # --- parse (runs on executors) -------------------------------------------------------------------
 
 
-def _wide(tag: str, row: tuple[Any, ...], src: str) -> tuple[Any, ...]:
-    text = [str(v) for v in row if not isinstance(v, int)]
-    number = next((v for v in row if isinstance(v, int)), 0)
-    return (tag, *text, *([""] * (len(_WIDE_TEXT) - len(text))), number, src)
+def _rows_of(parsed: model.ParsedTemplate) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    yield "file", tuple(parsed.file)
+    for tag, rows in (
+        ("resource", parsed.resources),
+        ("key", parsed.keys),
+        ("edge", parsed.edges),
+        ("export", parsed.exports),
+        ("nested", parsed.nested),
+    ):
+        for row in rows:
+            yield tag, tuple(row)
+    for finding in engine.template_findings(parsed):
+        yield "finding", tuple(finding.as_dict().values())
 
 
-def _parse_partition(
-    paths: Iterable[tuple[str, str]],
-    limits: ReadLimits = DEFAULT_LIMITS,
-    overrides: Overrides | None = None,
-) -> Iterator[tuple[Any, ...]]:
-    # One worker process per partition (Spark runs one partition per core): a file that crashes
-    # or hangs the parser costs that file (a QR901), never the Python worker, the task or the job.
-    for parsed in isolation.parse_files(paths, limits, workers=1, overrides=overrides):
+def _arrow_text(values: list[Any]) -> Any:
+    """A string column. A file name that is not UTF-8 holds lone surrogates, which Arrow cannot
+    encode: such values travel as the ``\\udcff``-style escapes the reports print anyway."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError:
+        return pa.array(
+            [v if v is None else v.encode("utf-8", "backslashreplace").decode() for v in values],
+            pa.string(),
+        )
+
+
+def _arrow_batch(columns: dict[str, list[Any]], schema: StructType) -> Any:
+    import pyarrow as pa
+
+    arrays = [
+        pa.array(columns[f.name], pa.int32())
+        if isinstance(f.dataType, IntegerType)
+        else _arrow_text(columns[f.name])
+        for f in schema.fields
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=schema.names)
+
+
+def _parse_batches(
+    batches: Iterable[Any], limits: ReadLimits, overrides: Overrides, cwd: str
+) -> Iterator[Any]:
+    """One partition of paths -> wide rows. The parsing worker process (``isolation.py``) makes
+    a file that crashes or hangs the parser cost that file (a QR901), never the task."""
+    files = [
+        (os.fsdecode(path), stack)
+        for batch in batches
+        for path, stack in zip(
+            batch.column("path").to_pylist(), batch.column("stack").to_pylist(), strict=True
+        )
+    ]
+    width = len(_WIDE_TEXT)
+    columns: dict[str, list[Any]] = {name: [] for name in WIDE_SCHEMA.names}
+    parsed_files = isolation.parse_files(files, limits, 1, overrides, cwd)
+    for parsed in parsed_files:
         src = parsed.file.file
-        yield _wide("file", tuple(parsed.file), src)
-        for tag, rows in (
-            ("resource", parsed.resources),
-            ("key", parsed.keys),
-            ("edge", parsed.edges),
-            ("export", parsed.exports),
-            ("note", parsed.notes),
-            ("nested", parsed.nested),
-        ):
-            for row in rows:
-                yield _wide(tag, tuple(row), src)
+        for tag, row in _rows_of(parsed):
+            text = [v for v in row if not isinstance(v, int)]
+            columns["tag"].append(tag)
+            for i in range(width):
+                columns[_WIDE_TEXT[i]].append(text[i] if i < len(text) else "")
+            columns["n"].append(next((v for v in row if isinstance(v, int)), 0))
+            columns["src"].append(src)
+        if len(columns["tag"]) >= BATCH_ROWS:
+            yield _arrow_batch(columns, WIDE_SCHEMA)
+            columns = {name: [] for name in WIDE_SCHEMA.names}
+    if columns["tag"]:
+        yield _arrow_batch(columns, WIDE_SCHEMA)
 
 
 def _narrow(wide: DataFrame, tag: str) -> DataFrame:
@@ -144,20 +241,32 @@ def _narrow(wide: DataFrame, tag: str) -> DataFrame:
     return wide.filter(F.col("tag") == tag).select(*columns)
 
 
+def _paths_frame(spark: SparkSession, files: list[tuple[str, str]]) -> DataFrame:
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "path": pa.array([os.fsencode(file) for file, _ in files], pa.binary()),
+            "stack": _arrow_text([stack for _, stack in files]),
+        }
+    )
+    tasks = max(1, min(len(files), math.ceil(len(files) / FILES_PER_TASK), 10_000))
+    tasks = max(tasks, min(len(files), 2))
+    return spark.createDataFrame(table, PATH_SCHEMA).repartition(tasks)
+
+
 def parse(
     spark: SparkSession,
     files: list[tuple[str, str]],
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
-) -> tuple[DataFrame, dict[str, DataFrame]]:
-    """Paths -> (the parsed wide rows, one DataFrame per row kind), from one pass over the files."""
-    context = spark.sparkContext
-    slices = max(min(len(files), context.defaultParallelism * 2), len(files) // 500, 1)
-    parsed = context.parallelize(files, slices).mapPartitions(
-        functools.partial(_parse_partition, limits=limits, overrides=overrides)
+) -> DataFrame:
+    """Paths -> the parsed wide rows (not yet computed). Relative paths are read from this
+    process's working directory, wherever the executors run."""
+    parse_partition = functools.partial(
+        _parse_batches, limits=limits, overrides=dict(overrides or {}), cwd=os.getcwd()
     )
-    wide = spark.createDataFrame(parsed, WIDE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    return wide, {tag: _narrow(wide, tag) for tag in _SCHEMAS}
+    return _paths_frame(spark, files).mapInArrow(parse_partition, WIDE_SCHEMA)
 
 
 # --- resolve (DataFrame joins) -----------------------------------------------------------------
@@ -260,130 +369,166 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
     return own.unionByName(from_edges).unionByName(consumer_functions)
 
 
-def contexts(members_df: DataFrame, resources: DataFrame) -> DataFrame:
-    """One row per queue: its uid and the list of (member, detail, resource columns)."""
+def evaluation_rows(
+    members_df: DataFrame, unresolved: DataFrame, resources: DataFrame
+) -> DataFrame:
+    """Each member with its resource's columns, and each unresolved edge with its source's,
+    partitioned and sorted by queue so that one pass meets each queue's members together."""
+    no_edge = [F.lit(None).cast("string").alias(c) for c in _EDGE_COLUMNS]
+    member_rows = members_df.join(resources, "uid").select(
+        "queue_uid", "member", "detail", *ResourceRow._fields, *no_edge
+    )
+    edges = unresolved.select(*[F.col(c).alias(f"edge_{c}") for c in EdgeRow._fields])
+    unresolved_rows = edges.join(resources, edges["edge_from_uid"] == resources["uid"]).select(
+        F.col("uid").alias("queue_uid"),
+        F.lit(UNRESOLVED).alias("member"),
+        F.lit("").alias("detail"),
+        *ResourceRow._fields,
+        *_EDGE_COLUMNS,
+    )
     return (
-        members_df.join(resources, "uid")
-        .groupBy("queue_uid")
-        .agg(
-            F.collect_list(
-                F.struct("member", "detail", *[F.col(c) for c in ResourceRow._fields])
-            ).alias("members")
-        )
+        member_rows.unionByName(unresolved_rows)
+        .repartition("queue_uid")
+        .sortWithinPartitions("queue_uid")
     )
 
 
 # --- evaluate (Python on executors) ------------------------------------------------------------
 
 
-def _evaluate_context(row: Any) -> list[tuple[str, ...]]:
-    group = [
-        (m["member"], m["detail"], ResourceRow(*(m[c] for c in ResourceRow._fields)))
-        for m in row["members"]
-    ]
-    return [tuple(f.as_dict().values()) for f in engine.evaluate_group(row["queue_uid"], group)]
+def _evaluate_batches(batches: Iterable[Any]) -> Iterator[Any]:
+    """Sorted evaluation rows -> findings. A queue's members are consecutive (they may span two
+    batches), so each context is judged once its last member has been seen."""
+    found: list[Finding] = []
+    queue_uid: str | None = None
+    group: list[tuple[str, str, ResourceRow]] = []
+    for batch in batches:
+        columns = batch.to_pydict()
+        for i in range(batch.num_rows):
+            resource = ResourceRow(*(columns[c][i] for c in ResourceRow._fields))
+            if columns["member"][i] == UNRESOLVED:
+                edge = EdgeRow(*(columns[c][i] for c in _EDGE_COLUMNS))
+                found.append(engine.unresolved_edge_finding(resource, edge))
+                continue
+            if columns["queue_uid"][i] != queue_uid:
+                if group:
+                    found += engine.evaluate_group(queue_uid or "", group)
+                queue_uid, group = columns["queue_uid"][i], []
+            group.append((columns["member"][i], columns["detail"][i], resource))
+        if len(found) >= BATCH_ROWS:
+            yield _findings_batch(found)
+            found = []
+    if group:
+        found += engine.evaluate_group(queue_uid or "", group)
+    if found:
+        yield _findings_batch(found)
 
 
-def _unresolved_finding(row: Any) -> tuple[str, ...]:
-    source = ResourceRow(*(row[c] for c in ResourceRow._fields))
-    edge = EdgeRow(*(row[f"edge_{c}"] for c in EdgeRow._fields))
-    return tuple(engine.unresolved_edge_finding(source, edge).as_dict().values())
+def _findings_batch(findings: list[Finding]) -> Any:
+    columns: dict[str, list[Any]] = {name: [] for name in FINDING_FIELDS}
+    for finding in findings:
+        for name, value in finding.as_dict().items():
+            columns[name].append(value)
+    return _arrow_batch(columns, FINDING_SCHEMA)
 
 
-def _unparseable_finding(row: Any) -> tuple[str, ...]:
-    return tuple(
-        rules.unparseable_finding(row["file"], row["stack"], row["error"]).as_dict().values()
+def evaluate(wide: DataFrame) -> DataFrame:
+    """The parsed rows -> every finding: judged contexts, unresolved references, and the notes
+    and unreadable files found while parsing."""
+    frames = {tag: _narrow(wide, tag) for tag in _SCHEMAS}
+    resolved, unresolved = resolve(frames["edge"], frames["key"], frames["export"])
+    resources = frames["resource"]
+    queues = resources.filter(F.col("type") == model.QUEUE)
+    judged = evaluation_rows(members(queues, resolved), unresolved, resources).mapInArrow(
+        _evaluate_batches, FINDING_SCHEMA
     )
-
-
-def evaluate(
-    spark: SparkSession,
-    contexts_df: DataFrame,
-    unresolved: DataFrame,
-    resources: DataFrame,
-    files: DataFrame,
-    notes: DataFrame,
-) -> DataFrame:
-    judged = contexts_df.rdd.flatMap(_evaluate_context)
-    edges = unresolved.select(*[F.col(c).alias(f"edge_{c}") for c in EdgeRow._fields])
-    missing = edges.join(resources, edges["edge_from_uid"] == resources["uid"]).rdd.map(
-        _unresolved_finding
-    )
-    broken = files.filter(F.col("status") != "ok").rdd.map(_unparseable_finding)
-    noted = notes.rdd.map(lambda row: tuple(rules.note_finding(NoteRow(*row)).as_dict().values()))
-    return spark.createDataFrame(judged.union(missing).union(broken).union(noted), FINDING_SCHEMA)
+    return judged.unionByName(frames["finding"])
 
 
 # --- the whole job -------------------------------------------------------------------------------
 
 
-def _progress(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(f"queue-audit: {message}", file=sys.stderr, flush=True)
+def _counts(wide: DataFrame) -> tuple[int, int]:
+    """(files, queues) in one job, which also fills the cache of parsed rows."""
+    tag = F.col("tag")
+    resource_type = F.col(_WIDE_TEXT[ResourceRow._fields.index("type")])
+    is_queue = (tag == "resource") & (resource_type == model.QUEUE)
+    row = wide.select(
+        F.sum(F.when(tag == "file", 1).otherwise(0)).alias("files"),
+        F.sum(F.when(is_queue, 1).otherwise(0)).alias("queues"),
+    ).first()
+    assert row is not None  # an aggregate without grouping has exactly one row
+    return int(row["files"] or 0), int(row["queues"] or 0)
 
 
 def run(
     spark: SparkSession,
     files: list[tuple[str, str]],
-    parquet_dir: str | None = None,
+    output_dir: str | None = None,
     quiet: bool = True,
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
 ) -> AuditResult:
-    """Audit ``(path, stack)`` pairs on ``spark``; each stage is materialized to time it."""
+    """Audit ``(path or s3:// URL, stack)`` pairs on ``spark``. With ``output_dir``, the
+    executors also write the findings there as Parquet and JSON Lines (``outputs.py``)."""
+    progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    wide, frames = parse(spark, files, limits, overrides)
+    progress(f"reading and parsing {len(files):,} files")
+    wide = parse(spark, files, limits, overrides)
+    # Few partitions for the cached rows: every later stage scans them, and each partition is a
+    # task there; the parse itself keeps its own, finer tasks.
+    wide = wide.coalesce(_cached_partitions(spark)).persist()
     again, child_overrides = nesting.children(
-        (model.NestedRow(*row) for row in frames["nested"].collect()), files, overrides
+        (model.NestedRow(*row) for row in _narrow(wide, "nested").collect()), files, overrides
     )
     if again:  # nested stacks whose parent passes plain values: parse those children again
-        reparsed, _ = parse(spark, again, limits, child_overrides)
+        reparsed = parse(spark, again, limits, child_overrides)
         kept = wide.filter(~F.col("src").isin([file for file, _stack in again]))
-        first, wide = wide, kept.unionByName(reparsed).persist(StorageLevel.MEMORY_AND_DISK)
-        frames = {tag: _narrow(wide, tag) for tag in _SCHEMAS}
-    parsed_count = frames["file"].count()  # materializes the cached rows the stages below read
+        first, wide = wide, kept.unionByName(reparsed).coalesce(_cached_partitions(spark)).persist()
+    file_count, queue_count = _counts(wide)
     if again:
         first.unpersist()
-        reparsed.unpersist()
     timings["parse"] = time.perf_counter() - started
-    _progress(f"parsed {parsed_count} files in {timings['parse']:.1f} s", quiet)
+    progress(f"parsed {file_count:,} of {len(files):,} files in {timings['parse']:.1f} s")
 
     mark = time.perf_counter()
-    resolved, unresolved = resolve(frames["edge"], frames["key"], frames["export"])
-    queues = frames["resource"].filter(F.col("type") == model.QUEUE)
-    resolved = resolved.persist(StorageLevel.MEMORY_AND_DISK)
-    grouped = contexts(members(queues, resolved), frames["resource"]).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
-    unresolved = unresolved.persist(StorageLevel.MEMORY_AND_DISK)
-    queue_count = grouped.count()
-    unresolved.count()
-    timings["resolve"] = time.perf_counter() - mark
-    _progress(f"resolved {queue_count} queue contexts in {timings['resolve']:.1f} s", quiet)
-
-    mark = time.perf_counter()
-    findings_df = evaluate(
-        spark, grouped, unresolved, frames["resource"], frames["file"], frames["note"]
-    ).persist(StorageLevel.MEMORY_AND_DISK)
-    rows = findings_df.collect()
+    findings_df = evaluate(wide).persist()
+    rows = findings_df.toArrow().to_pylist()
     timings["evaluate"] = time.perf_counter() - mark
-    _progress(f"evaluated: {len(rows)} findings in {timings['evaluate']:.1f} s", quiet)
+    progress(
+        f"judged {queue_count:,} queues: {len(rows):,} findings in {timings['evaluate']:.1f} s"
+    )
 
     mark = time.perf_counter()
-    if parquet_dir:
-        write_parquet(findings_df, parquet_dir)
-    findings = sorted((Finding(**row.asDict()) for row in rows), key=Finding.sort_key)
-    file_rows = sorted((FileRow(*row) for row in frames["file"].collect()), key=lambda f: f.file)
-    timings["write"] = time.perf_counter() - mark
-    for frame in (wide, resolved, grouped, unresolved, findings_df):
-        frame.unpersist()
-    return AuditResult(findings, file_rows, queue_count, timings)
-
-
-def write_parquet(findings: DataFrame, directory: str) -> None:
-    """Append this run's findings to a Parquet dataset partitioned by run, for fleet history."""
-    run_id = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    findings.withColumn("run", F.lit(run_id)).write.mode("append").partitionBy("run").parquet(
-        directory
+    findings = sorted((Finding(**row) for row in rows), key=Finding.sort_key)
+    file_rows = sorted(
+        (FileRow(*row) for row in _narrow(wide, "file").collect()), key=lambda f: f.file
     )
+    result = AuditResult(findings, file_rows, queue_count, timings)
+    if output_dir:
+        written = write_findings(findings_df, output_dir, result)
+        progress(f"wrote {len(rows):,} findings to {written}")
+    timings["write"] = time.perf_counter() - mark
+    findings_df.unpersist()
+    wide.unpersist()
+    return result
+
+
+def write_findings(findings: DataFrame, base: str, result: AuditResult) -> str:
+    """The executors write the findings as Parquet and JSON Lines under ``base`` (a path every
+    executor can reach, or ``s3://``), as a new run; the driver adds the summary."""
+    root, run = outputs.output_root(base), outputs.run_id()
+    write_part = functools.partial(outputs.write_part, root=root, run=run)
+    # The written parts come back as (path, rows) only: no finding travels to the driver here.
+    findings.mapInArrow(write_part, outputs.PART_SCHEMA_DDL).collect()
+    outputs.write_summary(root, run, result)
+    return root
+
+
+def _cached_partitions(spark: SparkSession) -> int:
+    return int(spark.conf.get("spark.sql.shuffle.partitions", "8") or 8)
+
+
+def _progress(message: str) -> None:
+    print(f"queue-audit: {message}", file=sys.stderr, flush=True)

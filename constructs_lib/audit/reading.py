@@ -38,7 +38,9 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _over_cap(limits: ReadLimits, what: str) -> SkippedFile:
+def over_cap(limits: ReadLimits, what: str) -> SkippedFile:
+    """The SkippedFile for input over ``--max-file-size`` (a file here, an object in
+    ``objects.py``): ``what`` says how much there was, the rest names the limit and the option."""
     over = LimitExceeded(
         what, size_text(limits.max_file_bytes), "--max-file-size"
     )  # one message shape for every limit
@@ -56,7 +58,7 @@ def read_bytes(path: str, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
     if not stat.S_ISREG(before.st_mode):
         raise SkippedFile(f"not read: {_kind(before.st_mode)}, not a regular file")
     if before.st_size > limits.max_file_bytes:
-        raise _over_cap(limits, f"not read: the file has {before.st_size:,} bytes")
+        raise over_cap(limits, f"not read: the file has {before.st_size:,} bytes")
     try:
         # O_NONBLOCK: if the path was swapped for a FIFO since the stat, open does not block.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -75,7 +77,7 @@ def read_bytes(path: str, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limits.max_file_bytes:
-                raise _over_cap(limits, "not read to the end: the file grew past the size cap")
+                raise over_cap(limits, "not read to the end: the file grew past the size cap")
         return b"".join(chunks)
     except SkippedFile:
         raise

@@ -1,6 +1,6 @@
 """The path one template takes: read -> parse -> dialect -> flat rows.
 
-- ``reading``: the file's bytes, read safely;
+- ``reading``: the file's bytes, read safely (``objects`` for an ``s3://`` URL);
 - ``parsing``: bytes -> a document (JSON, or YAML with CloudFormation's short forms);
 - ``dialects``: SAM is expanded to CloudFormation (``dialects/sam.py``); every template then
   becomes rows (``dialects/cloudformation.py``), its intrinsic functions normalized by
@@ -12,7 +12,7 @@ Which files to read is ``discovery.py``'s job. Nothing here raises for a bad fil
 
 from __future__ import annotations
 
-from constructs_lib.audit import parameters
+from constructs_lib.audit import objects, parameters
 from constructs_lib.audit.dialects import cloudformation, sam
 from constructs_lib.audit.model import FileRow, ParsedTemplate
 from constructs_lib.audit.parameters import Overrides
@@ -62,7 +62,10 @@ def read_and_parse(
     """One file, in this process, within ``limits`` (``isolation.parse_files`` adds a time bound
     and survives a crash of the parser)."""
     try:
-        data = read_bytes(file, limits)
+        if objects.is_object_url(file):
+            data = objects.read_object(file, limits)
+        else:
+            data = read_bytes(file, limits)
     except SkippedFile as error:
         return unparseable(file, stack, str(error), SKIPPED)
     except ReadError as error:

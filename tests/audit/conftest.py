@@ -153,3 +153,6 @@ def write(folder: Path, name: str, template: Template | str | bytes) -> Path:
     else:
         path.write_text(json.dumps(template, indent=1))
     return path
+
+
+from tests.audit.s3server import s3_server  # noqa: E402, F401  (fixture)

@@ -92,15 +92,17 @@ def test_spark_engine_markdown_and_parquet(spark: Any, folder: Path, tmp_path: P
             "markdown",
             "--output",
             str(out),
-            "--parquet",
+            "--parquet",  # the name --output-dir had before it wrote JSON Lines too
             str(history),
+            "--engine",
+            "spark",
             "--quiet",
         ]
     )
     assert code == 1  # QR901 is an error
     text = out.read_text()
     assert "QR901" in text and str(broken) in text
-    rows = spark.read.parquet(str(history)).collect()
+    rows = spark.read.parquet(str(history / "findings")).collect()
     assert [r["rule_id"] for r in rows] == ["QR901"]
     # the CLI left the session it found running
     assert spark.sparkContext._jsc is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -97,13 +98,29 @@ def test_spark_counts_reconcile(spark_result: engine.AuditResult, corpus: Path) 
     )
 
 
-def test_parquet_history(spark: Any, corpus: Path, tmp_path: Path) -> None:
+def test_output_dataset_holds_every_finding_once_per_run(
+    spark: Any, corpus: Path, tmp_path: Path
+) -> None:
     from constructs_lib.audit import job
 
     target = tmp_path / "history"
     files = discovery.discover([str(corpus / "cases")])
-    result = job.run(spark, files, parquet_dir=str(target))
-    rows = spark.read.parquet(str(target)).collect()
-    assert len(rows) == len(result.findings) > 0
-    assert {r["rule_id"] for r in rows} == {f.rule_id for f in result.findings}
+    result = job.run(spark, files, output_dir=str(target))
+    rows = spark.read.parquet(str(target / "findings")).collect()
+    as_findings = sorted(
+        (Finding(**{k: r[k] for k in Finding.__dataclass_fields__}) for r in rows),
+        key=Finding.sort_key,
+    )
+    assert as_findings == result.findings and len(rows) > 0
     assert len({r["run"] for r in rows}) == 1
+    (run_dir,) = (target / "findings-jsonl").iterdir()
+    lines = [
+        json.loads(line)
+        for part in sorted(run_dir.glob("*.jsonl"))
+        for line in part.read_text().splitlines()
+    ]
+    assert sorted(lines, key=lambda d: Finding(**d).sort_key()) == [
+        f.as_dict() for f in result.findings
+    ]
+    summary = json.loads((target / "summary" / f"{run_dir.name}.json").read_text())["summary"]
+    assert summary["findings"] == len(result.findings)

@@ -1,0 +1,95 @@
+"""Findings datasets, written where the work is: ``--output-dir DIR`` or ``s3://bucket/prefix``.
+
+Each run adds a partition ``run=<UTC time>`` to two datasets, a fleet's history that Spark,
+pyarrow or any Hive-style reader takes whole (``spark.read.parquet("DIR/findings")``):
+
+    DIR/findings/run=20261124T101500Z/part-<digest>.parquet        the findings
+    DIR/findings-jsonl/run=20261124T101500Z/part-<digest>.jsonl    the same rows as JSON Lines
+    DIR/summary/run=20261124T101500Z.json                          the counts (from the driver)
+
+The executors write the parts themselves (``write_part`` runs inside ``mapInArrow``), with
+pyarrow for Parquet and boto3 for ``s3://`` (pyspark ships no S3 connector), so the findings
+never pass through the driver. A part is named by a digest of its rows: a task that Spark runs
+again after a lost executor writes the same name, never a duplicate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from constructs_lib.audit import objects
+
+if TYPE_CHECKING:
+    from constructs_lib.audit.engine import AuditResult
+
+# What each part write reports back to the driver.
+PART_SCHEMA_DDL = "path string, rows long"
+
+
+def run_id(now: datetime | None = None) -> str:
+    return f"run={(now or datetime.now(UTC)).strftime('%Y%m%dT%H%M%SZ')}"
+
+
+def output_root(base: str) -> str:
+    """An absolute path (executors do not share the driver's working directory), or the URL."""
+    return base.rstrip("/") if objects.is_object_url(base) else os.path.abspath(base)
+
+
+def _put(target: str, data: bytes) -> None:
+    if objects.is_object_url(target):
+        objects.put_object(target, data)
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    partial = f"{target}.{os.getpid()}.tmp"
+    with open(partial, "wb") as handle:
+        handle.write(data)
+    os.replace(partial, target)  # readers never see half a part
+
+
+def write_part(batches: Iterable[Any], root: str, run: str) -> Iterator[Any]:
+    """One partition of findings -> a Parquet part and a JSON Lines part of run ``run``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    received = [batch for batch in batches if batch.num_rows]
+    if not received:
+        return
+    table = pa.Table.from_batches(received)
+    rows = table.to_pylist()
+    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    name = f"part-{hashlib.sha256(lines).hexdigest()[:20]}"
+    parquet = io.BytesIO()
+    pq.write_table(table, parquet)
+    _put(f"{root}/findings/{run}/{name}.parquet", parquet.getvalue())
+    _put(f"{root}/findings-jsonl/{run}/{name}.jsonl", lines)
+    yield pa.RecordBatch.from_pydict(
+        {"path": [f"{root}/findings/{run}/{name}.parquet"], "rows": [table.num_rows]},
+        schema=pa.schema([("path", pa.string()), ("rows", pa.int64())]),
+    )
+
+
+def write_summary(root: str, run: str, result: AuditResult) -> None:
+    from constructs_lib.audit import report
+
+    document = {"summary": report.summarize(result), "timings_s": result.timings}
+    _put(f"{root}/summary/{run}.json", (json.dumps(document, indent=2) + "\n").encode())
+
+
+def write_result(result: AuditResult, base: str) -> str:
+    """The same datasets from the local engine: its findings as one part, written here."""
+    import pyarrow as pa
+
+    root, run = output_root(base), run_id()
+    if result.findings:
+        schema = pa.schema([(name, pa.string()) for name in result.findings[0].as_dict()])
+        batch = pa.RecordBatch.from_pylist([f.as_dict() for f in result.findings], schema=schema)
+        for _part in write_part([batch], root, run):
+            pass
+    write_summary(root, run, result)
+    return root

@@ -273,31 +273,30 @@ def parse(
 
 
 def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(resolved edges: from_uid, role, detail, to_uid; unresolved edges with the EdgeRow columns)."""
-    edges = edges.withColumn("edge_id", F.monotonically_increasing_id())
+    """(resolved edges: from_uid, role, detail, to_uid; unresolved edges with the EdgeRow columns).
+
+    One outer join of every edge's target key with the keys gives both: an edge that matched
+    nothing comes out once, with no ``to_uid``."""
     is_import = F.col("key").startswith("export:")
     imports = (
         edges.filter(is_import)
         .withColumn("name", F.expr("substring(key, 8)"))
-        .join(exports.select("name", "queue_key", "function_key"), "name", "left")
+        .join(F.broadcast(exports.select("name", "queue_key", "function_key")), "name", "left")
         .withColumn(
             "target",
             F.when(F.col("kind") == "queue", F.col("queue_key")).otherwise(F.col("function_key")),
         )
-        .select("edge_id", "from_uid", "role", "detail", "target")
+        .select(*EdgeRow._fields, "target")
     )
-    direct = edges.filter(~is_import).select(
-        "edge_id", "from_uid", "role", "detail", F.col("key").alias("target")
+    direct = edges.filter(~is_import).withColumn("target", F.col("key"))
+    targets = keys.select(F.col("key").alias("target"), F.col("uid").alias("to_uid"))
+    matched = imports.unionByName(direct).join(targets, "target", "left")
+    resolved = (
+        matched.filter(F.col("to_uid").isNotNull())
+        .select("from_uid", "role", "detail", "to_uid")
+        .distinct()
     )
-    matched = (
-        imports.unionByName(direct)
-        .join(keys.withColumnRenamed("uid", "to_uid"), F.col("target") == F.col("key"))
-        .select("edge_id", "from_uid", "role", "detail", "to_uid")
-    )
-    resolved = matched.drop("edge_id").distinct()
-    unresolved = edges.join(matched.select("edge_id").distinct(), "edge_id", "left_anti").select(
-        *EdgeRow._fields
-    )
+    unresolved = matched.filter(F.col("to_uid").isNull()).select(*EdgeRow._fields)
     return resolved, unresolved
 
 

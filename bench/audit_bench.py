@@ -1,13 +1,46 @@
 """Benchmark the fleet audit: templates/s, peak memory and stage times, with peers on a sample.
 
     python bench/audit_bench.py --sizes 1000 10000 --runs 3 --out bench/results/audit
+    python bench/audit_bench.py --sizes 1000 --engines local spark cluster connect --peer-sample 0
 
-For each size, a corpus from bench/generate_templates.py (known injected faults) is audited by:
-- the Spark job (``--master``, default local[*]) and
-- the single-process engine (the same parse -> resolve -> evaluate without Spark),
-each in a fresh child process, ``--runs`` times; the median run is reported. Peak memory is the
-largest sum of RSS over the child's whole process tree (Python driver, JVM, Python workers),
-sampled from /proc every 0.2 s. Each run's findings are checked against the ground truth.
+For each size, a corpus from bench/generate_templates.py (known injected faults) is audited by
+each engine of ``--engines``:
+- ``local``: the local engine (``engine.audit_files``: parse -> resolve -> evaluate without
+  Spark, parsing in worker processes on this machine), as ``queue-audit --engine local``;
+  ``python``, its former name here, is accepted as an alias;
+- ``spark``: the Spark job on a classic local session (``--master``, default local[2]);
+- ``cluster``: the Spark job with its driver in the child, on a standalone cluster of 2 workers
+  x 1 core, 1g each (daemons with a 512m heap, as the test fixture gives them);
+- ``connect``: the Spark job through a Spark Connect server running ``--master local[2]``.
+The cluster and the server run on 127.0.0.1, started from the pyspark distribution by
+``StandaloneCluster`` and ``ConnectServer`` of tests/audit/clusters.py, once per invocation: each
+runs only while its own engine is measured (all sizes), so that idle JVMs take no memory or CPU
+from the other engines, and is stopped when that engine is done or the bench fails (logs, work
+and scratch directories: ``--out``/daemons/ENGINE, replaced on each invocation). Their
+executors and Python workers run this interpreter: the bench measures speed, not packaging.
+Unlike in the tests, no JVM gets the fixtures' JAVA_TOOL_OPTIONS (C1 compiler only, serial GC:
+they favour the start-up of short test jobs); the variable is removed from the environment of
+every child and daemon, so all JVMs run with their default JIT compilers and collectors.
+
+Each engine audits each corpus ``--runs`` times, each time in a fresh child process (the client);
+the median run is reported. Wall time is the whole child: interpreter, imports, session, audit,
+JSON report and, for Spark, stopping the session (which releases it on a Connect server); the
+cluster's and the server's own start-up is not in it (reported apart). Each run's findings are
+checked against the ground truth, and the bench stops at the first run that misses one or finds
+one too many. Memory is sampled from /proc every 0.2 s while the child runs:
+- peak RSS: the largest sum of RSS over the child's whole process tree: the Python driver and
+  what it starts (the local engine's parsing workers; a classic session's driver JVM, and with a
+  local master its Python workers). For ``cluster`` and ``connect`` this is the client only: the
+  cluster's daemons and executors are not the child's descendants;
+- driver peak RSS: the child Python process alone, which holds the findings and the report;
+- cluster peak RSS (``cluster``, ``connect``): the largest sum of RSS over the process trees of
+  the master and the workers (the executor JVMs and their Python workers are the workers'
+  descendants), or of the Connect server (its JVM and Python workers), in the same samples;
+  the JSON also has their sum just before the child starts (``cluster_idle_rss_mb``).
+Stage times are each engine's own (``AuditResult.timings``); the Spark job has no resolve stage
+apart (its joins run lazily inside evaluate), shown as "-".
+"Throughput vs local" is the local engine's median wall divided by the engine's, for the same
+corpus in the same invocation.
 
 On a ``--peer-sample`` sized corpus, cfn-lint (this environment) and checkov (its own virtual
 environment, ``.bench-venvs/checkov``) run over the same files; a peer "catches" an injected
@@ -19,15 +52,19 @@ Results: a JSON file and a Markdown table in ``--out``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +75,13 @@ sys.path.insert(0, str(HERE))
 import generate_templates as generator  # noqa: E402
 
 CHECKOV = REPO / ".bench-venvs" / "checkov" / "bin" / "checkov"
+# Table order; the engines that need daemons come last.
+ENGINES = ("local", "spark", "cluster", "connect")
+ALIASES = {"python": "local"}
+SPARK_ENGINES = ("spark", "cluster", "connect")
+# Set by the test fixtures for fast JVM start-up; removed so the JVMs run as they would in use.
+DROPPED_ENV = ("JAVA_TOOL_OPTIONS",)
+SAMPLE_S = 0.2
 
 
 # --- process-tree memory -------------------------------------------------------------------------
@@ -57,37 +101,56 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def _tree_rss(root: int) -> int:
-    """Bytes of resident memory of ``root`` and all its descendants."""
-    tree = _children()
-    total, stack = 0, [root]
-    page = os.sysconf("SC_PAGE_SIZE")
+def _rss(pid: int) -> int:
+    """Bytes of resident memory of ``pid`` (0 once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _tree_rss(tree: dict[int, list[int]], roots: Iterable[int]) -> int:
+    """Bytes of resident memory of ``roots`` and all their descendants in ``tree``."""
+    seen: set[int] = set()
+    stack = list(roots)
     while stack:
         pid = stack.pop()
-        stack.extend(tree.get(pid, []))
-        try:
-            with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
-                total += int(handle.read().split()[1]) * page
-        except (OSError, IndexError, ValueError):
+        if pid in seen:
             continue
-    return total
+        seen.add(pid)
+        stack.extend(tree.get(pid, []))
+    return sum(_rss(pid) for pid in seen)
 
 
-def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``command``; wall time, peak process-tree RSS, exit code and stdout."""
+def measure(
+    command: list[str], env: dict[str, str] | None = None, daemons: Iterable[int] = ()
+) -> dict[str, Any]:
+    """Run ``command``; wall time, peak RSS of its process tree and of its own process, exit code
+    and output; with ``daemons``, also the peak RSS of their trees while it runs (and before)."""
+    daemons = list(daemons)
+    idle = _tree_rss(_children(), daemons) if daemons else 0
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env or os.environ.copy())
-        peak = 0
+        peak = driver = cluster = 0
         while process.poll() is None:
-            peak = max(peak, _tree_rss(process.pid))
-            time.sleep(0.2)
+            # One scan of /proc per sample: the three sums describe the same moment.
+            tree = _children()
+            peak = max(peak, _tree_rss(tree, [process.pid]))
+            driver = max(driver, _rss(process.pid))
+            if daemons:
+                cluster = max(cluster, _tree_rss(tree, daemons))
+            time.sleep(SAMPLE_S)
         wall = time.perf_counter() - started
         out.seek(0)
         err.seek(0)
         return {
             "wall_s": wall,
             "peak_rss_mb": peak / 2**20,
+            "driver_peak_rss_mb": driver / 2**20,
+            "cluster_peak_rss_mb": cluster / 2**20 if daemons else None,
+            "cluster_idle_rss_mb": idle / 2**20 if daemons else None,
             "returncode": process.returncode,
             "stdout": out.read().decode(errors="replace"),
             "stderr": err.read().decode(errors="replace")[-2000:],
@@ -97,16 +160,19 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
 # --- child: one audit run ------------------------------------------------------------------------
 
 
-def child(engine_name: str, corpus: Path, master: str, report_path: str) -> None:
+def child(
+    engine_name: str, corpus: Path, master: str | None, remote: str | None, report_path: str
+) -> None:
     started = time.perf_counter()
     from constructs_lib.audit import discovery, engine, report
 
     files = discovery.discover([str(corpus / generator.TEMPLATES_DIR)])
     imported = time.perf_counter()
-    if engine_name == "spark":
+    spark = None
+    if engine_name in SPARK_ENGINES:
         from constructs_lib.audit import job
 
-        spark = job.create_session(master)
+        spark = job.create_session(master=None if remote else master, remote=remote)
         session = time.perf_counter()
         result = job.run(spark, files)
     else:
@@ -116,6 +182,11 @@ def child(engine_name: str, corpus: Path, master: str, report_path: str) -> None
     with open(report_path, "w", encoding="utf-8") as handle:
         handle.write(report.render_json(result))
     result.timings["write"] = result.timings.get("write", 0.0) + time.perf_counter() - mark
+    audited = time.perf_counter()
+    if spark is not None:
+        # A Connect server keeps a session (its artifacts, its Python workers) until it is
+        # released or times out; stopping every Spark engine's session keeps them comparable.
+        spark.stop()
     root = str(corpus / generator.TEMPLATES_DIR)
     found = {(os.path.relpath(f.template, root), f.rule_id, f.resource) for f in result.findings}
     truth = json.loads((corpus / "ground-truth.json").read_text())["findings"]
@@ -128,9 +199,12 @@ def child(engine_name: str, corpus: Path, master: str, report_path: str) -> None
                 "timings": result.timings,
                 "startup_s": session - started,
                 "import_s": imported - started,
-                "audit_s": time.perf_counter() - session,
+                "audit_s": audited - session,
                 "missed": len(expected - found),
                 "extra": len(found - expected),
+                # A few of each, so a failed check names what differs.
+                "missed_sample": sorted(expected - found)[:5],
+                "extra_sample": sorted(found - expected)[:5],
             }
         )
     )
@@ -246,9 +320,76 @@ def peers(corpus: Path, sample: int) -> dict[str, Any]:
 # --- parent --------------------------------------------------------------------------------------
 
 
-def run_engine(engine_name: str, corpus: Path, runs: int, master: str) -> dict[str, Any]:
+@dataclass
+class Target:
+    """Where an engine's children run: their environment, the arguments that name the session,
+    and the daemons (cluster or server) whose memory is sampled while they run."""
+
+    env: dict[str, str]
+    args: list[str]
+    daemon_pids: list[int] = field(default_factory=list)
+    startup_s: float | None = None
+    log_tail: Callable[[], str] = lambda: ""
+
+
+def _without_dropped(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in DROPPED_ENV}
+
+
+@contextlib.contextmanager
+def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
+    """The engine's target; for ``cluster`` and ``connect``, daemons started under ``root`` and
+    stopped on leaving, however the runs ended."""
+    if engine_name in ("local", "spark"):
+        yield Target(_without_dropped(dict(os.environ)), ["--master", master])
+        return
+    if shutil.which("java") is None:
+        raise SystemExit(f"{engine_name}: java is not on PATH, no Spark daemon can start")
+    # The daemons are the tests' own, imported rather than copied, so the bench measures the
+    # set-up the tests check; imported here only, so children never load pytest.
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.audit import clusters
+
+    # Logs, work and scratch directories of this invocation only.
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    env = _without_dropped(clusters._base_env({}, sys.executable, root))
+    if engine_name == "cluster":
+        # As the fixture: the master and workers only schedule; executors keep their 1g.
+        env["SPARK_DAEMON_MEMORY"] = "512m"
+        cluster = clusters.StandaloneCluster(root, env, workers=2)
+        try:
+            cluster.start()
+            yield Target(
+                cluster.env,
+                ["--master", cluster.master_url],
+                [cluster.master_pid, *cluster.worker_pids],
+                cluster.startup_seconds,
+                cluster.log_tail,
+            )
+        finally:
+            cluster.stop()
+    else:
+        # As the fixture and sbin/start-connect-server.sh: the launcher builds a classic server.
+        env["SPARK_CONNECT_MODE"] = "0"
+        server = clusters.ConnectServer(root, env)
+        try:
+            server.start()
+            yield Target(
+                server.env,
+                ["--remote", server.url],
+                [server.pid],
+                server.startup_seconds,
+                server.log_tail,
+            )
+        finally:
+            server.stop()
+
+
+def run_engine(engine_name: str, corpus: Path, runs: int, where: Target) -> dict[str, Any]:
     samples = []
-    for _ in range(runs):
+    for index in range(runs):
         with tempfile.NamedTemporaryFile(suffix=".json") as report_file:
             measured = measure(
                 [
@@ -258,18 +399,28 @@ def run_engine(engine_name: str, corpus: Path, runs: int, master: str) -> dict[s
                     engine_name,
                     "--corpus",
                     str(corpus),
-                    "--master",
-                    master,
                     "--report",
                     report_file.name,
-                ]
+                    *where.args,
+                ],
+                where.env,
+                where.daemon_pids,
             )
         if measured["returncode"] != 0:
-            raise SystemExit(f"{engine_name} run failed:\n{measured['stderr']}")
+            raise SystemExit(
+                f"{engine_name} run failed:\n{measured['stderr']}\n{where.log_tail()}".rstrip()
+            )
         detail = json.loads(measured["stdout"].strip().splitlines()[-1])
+        if detail["missed"] or detail["extra"]:
+            raise SystemExit(
+                f"{engine_name} on {corpus.name}, run {index + 1}: findings differ from the "
+                f"ground truth: {detail['missed']} missed (e.g. {detail['missed_sample']}), "
+                f"{detail['extra']} extra (e.g. {detail['extra_sample']})"
+            )
         samples.append({**measured, **detail})
     median = sorted(samples, key=lambda s: s["wall_s"])[len(samples) // 2]
     files = median["files"]
+    daemons = bool(where.daemon_pids)
     return {
         "engine": engine_name,
         "files": files,
@@ -280,6 +431,11 @@ def run_engine(engine_name: str, corpus: Path, runs: int, master: str) -> dict[s
         "templates_per_s": files / statistics.median(s["wall_s"] for s in samples),
         "templates_per_s_audit_only": files / statistics.median(s["audit_s"] for s in samples),
         "peak_rss_mb_max": max(s["peak_rss_mb"] for s in samples),
+        "driver_peak_rss_mb_max": max(s["driver_peak_rss_mb"] for s in samples),
+        "cluster_peak_rss_mb_max": (
+            max(s["cluster_peak_rss_mb"] for s in samples) if daemons else None
+        ),
+        "cluster_idle_rss_mb": (round(median["cluster_idle_rss_mb"]) if daemons else None),
         "stages_s": {k: round(v, 2) for k, v in median["timings"].items()},
         "startup_s": round(median["startup_s"], 2),
         "findings": median["findings"],
@@ -288,20 +444,52 @@ def run_engine(engine_name: str, corpus: Path, runs: int, master: str) -> dict[s
     }
 
 
+def _add_ratios(rows: list[dict[str, Any]]) -> None:
+    """Throughput vs the local engine on the same corpus: its median wall over the row's."""
+    local = {r["files"]: r["wall_s_median"] for r in rows if r["engine"] == "local"}
+    for row in rows:
+        base = local.get(row["files"])
+        row["throughput_vs_local"] = base / row["wall_s_median"] if base else None
+
+
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _stage(stages: dict[str, float], name: str) -> str:
+    # The Spark job times no resolve stage of its own: its joins run lazily inside evaluate.
+    return f"{stages[name]:.1f}" if name in stages else "-"
+
+
 def markdown(results: dict[str, Any]) -> str:
+    started = ", ".join(
+        f"{name} {seconds:.1f} s" for name, seconds in results.get("daemons_startup_s", {}).items()
+    )
     lines = [
-        "| templates | engine | median wall s | templates/s (wall) | templates/s (audit only) "
-        "| peak RSS MiB | startup s | parse s | resolve s | evaluate s | write s | missed/extra |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "Peak RSS: the child's whole process tree; for cluster and connect that is the client "
+        "only (the Python driver and, for classic sessions, its driver JVM): the cluster's "
+        "daemons and executors are not its descendants. Driver peak RSS: the child Python "
+        "process alone. Cluster peak RSS: master, workers, executor JVMs and their Python "
+        "workers (cluster), or the Connect server and its Python workers (connect), sampled "
+        "while the child runs. Throughput vs local: the local engine's median wall / this "
+        "engine's." + (f" Daemon start-up, not in any wall time: {started}." if started else ""),
+        "",
+        "| templates | engine | median wall s | templates/s (wall) | throughput vs local "
+        "| templates/s (audit only) | peak RSS MiB | driver peak RSS MiB | cluster peak RSS MiB "
+        "| startup s | parse s | resolve s | evaluate s | write s | missed/extra |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in results["engines"]:
         stages = row["stages_s"]
+        ratio = row.get("throughput_vs_local")
         lines.append(
             f"| {row['files']:,} | {row['engine']} | {row['wall_s_median']:.1f} "
-            f"| {row['templates_per_s']:.0f} | {row['templates_per_s_audit_only']:.0f} "
-            f"| {row['peak_rss_mb_max']:.0f} | {row['startup_s']:.1f} "
-            f"| {stages.get('parse', 0):.1f} | {stages.get('resolve', 0):.1f} "
-            f"| {stages.get('evaluate', 0):.1f} | {stages.get('write', 0):.1f} "
+            f"| {row['templates_per_s']:.0f} | {'-' if ratio is None else f'{ratio:.2f}'} "
+            f"| {row['templates_per_s_audit_only']:.0f} "
+            f"| {_mib(row['peak_rss_mb_max'])} | {_mib(row['driver_peak_rss_mb_max'])} "
+            f"| {_mib(row['cluster_peak_rss_mb_max'])} | {row['startup_s']:.1f} "
+            f"| {_stage(stages, 'parse')} | {_stage(stages, 'resolve')} "
+            f"| {_stage(stages, 'evaluate')} | {_stage(stages, 'write')} "
             f"| {row['missed']}/{row['extra']} |"
         )
     if results.get("peers"):
@@ -323,22 +511,42 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _engine_name(text: str) -> str:
+    name = ALIASES.get(text, text)
+    if name not in ENGINES:
+        raise argparse.ArgumentTypeError(
+            f"invalid engine {text!r} (choose from {', '.join([*ENGINES, *ALIASES])})"
+        )
+    return name
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--engines", nargs="+", default=["spark", "python"])
-    parser.add_argument("--master", default="local[*]")
+    parser.add_argument(
+        "--engines",
+        type=_engine_name,
+        nargs="+",
+        default=["local", "spark"],
+        metavar="ENGINE",
+        help=f"of {', '.join(ENGINES)} ('python' is an alias of local; default: local spark)",
+    )
+    parser.add_argument(
+        "--master", default="local[2]", help="the spark engine's master (default: local[2])"
+    )
     parser.add_argument("--peer-sample", type=int, default=1000, help="0 to skip the peers")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "audit"))
-    parser.add_argument("--child", choices=["spark", "python"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)
+    parser.add_argument("--remote", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, Path(args.corpus), args.master, args.report)
+        child(args.child, Path(args.corpus), args.master, args.remote, args.report)
         return
-    out = Path(args.out)
+    # Absolute: the cluster's executors and the Connect server read the corpus from elsewhere.
+    out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
         "machine": {
@@ -347,29 +555,41 @@ def main() -> None:
             "platform": platform.platform(),
         },
         "engines": [],
+        "daemons_startup_s": {},
         "peers": {},
     }
-    for size in args.sizes:
-        corpus = out / f"corpus-{size}"
-        if not (corpus / "ground-truth.json").exists():
-            generator.write(str(corpus), size)
-        for engine_name in args.engines:
-            row = run_engine(engine_name, corpus, args.runs, args.master)
-            results["engines"] = [
-                r
-                for r in results["engines"]
-                if (r["files"], r["engine"]) != (row["files"], row["engine"])
-            ] + [row]
-            results["engines"].sort(key=lambda r: (r["files"], r["engine"] != "spark"))
-            print(json.dumps(row), flush=True)
-            (out / "results.json").write_text(json.dumps(results, indent=1))
+
+    def save() -> None:
+        results["engines"].sort(key=lambda r: (r["files"], ENGINES.index(r["engine"])))
+        _add_ratios(results["engines"])
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+
+    corpora = []
+    for size in dict.fromkeys(args.sizes):
+        corpora.append(out / f"corpus-{size}")
+        if not (corpora[-1] / "ground-truth.json").exists():
+            generator.write(str(corpora[-1]), size)
+    # Engine by engine, so that a cluster or server runs only while its own engine is measured.
+    for engine_name in dict.fromkeys(args.engines):
+        with target(engine_name, args.master, out / "daemons" / engine_name) as where:
+            if where.startup_s is not None:
+                results["daemons_startup_s"][engine_name] = round(where.startup_s, 1)
+            for corpus in corpora:
+                row = run_engine(engine_name, corpus, args.runs, where)
+                results["engines"] = [
+                    r
+                    for r in results["engines"]
+                    if (r["files"], r["engine"]) != (row["files"], row["engine"])
+                ] + [row]
+                print(json.dumps(row), flush=True)
+                save()
     if args.peer_sample:
         corpus = out / f"corpus-{args.peer_sample}"
         if not (corpus / "ground-truth.json").exists():
             generator.write(str(corpus), args.peer_sample)
         results["peers"] = peers(corpus, args.peer_sample)
         print(json.dumps(results["peers"]), flush=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1))
+    save()
     (out / "results.md").write_text(markdown(results))
     print(markdown(results))
 

@@ -69,7 +69,7 @@ class QueueResilienceChecks:
 
     def validate(self, context: IPolicyValidationContextBeta1) -> PolicyValidationPluginReportBeta1:
         files = [(path, discovery.stack_name_for(path)) for path in context.template_paths]
-        self.findings = engine.audit_files(files).findings
+        self.findings = list(engine.audit_files(files).findings)
         violations = [_violation(f) for f in self.findings]
         failed = self._fail_on != "never" and any(
             SEVERITY_RANK[f.severity] >= SEVERITY_RANK[self._fail_on] for f in self.findings

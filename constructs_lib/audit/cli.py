@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from constructs_lib.audit import discovery, objects, parameters, report, safety
@@ -182,32 +184,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             "YAML), folders that hold them, or a synthesized cdk.out"
         )
     try:
-        result = _run(args, files, overrides)
-        _write(report.RENDERERS[args.format](result), args.output)
+        with _audit(args, files, overrides) as result:
+            _write(report.STREAMS[args.format](result), args.output)
+            summary = report.summarize(result)
     except Exception as error:  # never a clean fleet (nor "findings"): the run did not finish
         print(
             f"queue-audit: the run could not finish: {type(error).__name__}: {error}",
             file=sys.stderr,
         )
         return EXIT_NOT_FINISHED
-    return report.exit_code(result.findings, args.fail_on)
+    return report.exit_status(summary, args.fail_on)
 
 
-def _write(text: str, output: str | None) -> None:
-    """The report, as UTF-8. A file name that is not UTF-8 (its undecodable bytes are lone
-    surrogates in Python) is written as \\udcff-style escapes: named, and the report stays valid."""
-    data = text.encode("utf-8", "backslashreplace")
+def _write(pieces: Iterable[str], output: str | None) -> None:
+    """The report, as UTF-8, piece by piece. A file name that is not UTF-8 (its undecodable
+    bytes are lone surrogates in Python) is written as \\udcff-style escapes: named, and the
+    report stays valid. A report file appears whole or not at all."""
+    encoded = (piece.encode("utf-8", "backslashreplace") for piece in pieces)
     if output:
-        with open(output, "wb") as handle:
-            handle.write(data)
+        partial = f"{output}.partial"
+        try:
+            with open(partial, "wb") as handle:
+                for data in encoded:
+                    handle.write(data)
+            os.replace(partial, output)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(partial)
         return
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(data.decode("utf-8"))
-        return
-    buffer.write(data)
-    buffer.flush()
+    for data in encoded:
+        if buffer is None:
+            sys.stdout.write(data.decode("utf-8"))
+        else:
+            buffer.write(data)
+    sys.stdout.flush()
 
 
 def overrides_from(args: argparse.Namespace) -> parameters.Overrides:
@@ -230,9 +242,12 @@ def choose_engine(args: argparse.Namespace, file_count: int) -> str:
     return "local"
 
 
-def _run(
+@contextlib.contextmanager
+def _audit(
     args: argparse.Namespace, files: list[tuple[str, str]], overrides: parameters.Overrides
-) -> AuditResult:
+) -> Iterator[AuditResult]:
+    """The run's result, for as long as the report takes to write: a Spark result streams its
+    findings from the session, which this command then stops (when it started it)."""
     limits = limits_from(args)
     if choose_engine(args, len(files)) == "local":
         from constructs_lib.audit import engine, outputs
@@ -242,7 +257,8 @@ def _run(
         )
         if args.output_dir:
             outputs.write_result(result, args.output_dir)
-        return result
+        yield result
+        return
     from pyspark.sql import SparkSession
 
     from constructs_lib.audit import job
@@ -252,14 +268,17 @@ def _run(
     active = None if args.master or args.remote else SparkSession.getActiveSession()
     spark = active or job.create_session(args.master, args.remote)
     try:
-        return job.run(
+        result = job.run(
             spark,
             files,
             output_dir=args.output_dir,
             quiet=args.quiet,
             limits=limits,
             overrides=overrides,
+            gather=False,
         )
+        yield result
+        job.release(result)
     finally:
         if active is None:
             spark.stop()

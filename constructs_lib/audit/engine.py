@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from constructs_lib.audit import discovery, isolation, model, nesting, rules
 from constructs_lib.audit.model import (
@@ -39,12 +40,17 @@ _ROLE_LABEL = {
 
 @dataclass
 class AuditResult:
-    """What an audit run produced: every finding, every file, and how long each stage took."""
+    """What an audit run produced: every finding, every file, and how long each stage took.
 
-    findings: list[Finding]
+    A Spark run for a report (``job.run(..., gather=False)``) holds neither in memory: its
+    ``findings`` is a sorted view that streams them from the executors, ``files`` is empty, and
+    ``summary`` holds the counts, computed where the rows are."""
+
+    findings: Collection[Finding]
     files: list[FileRow]
     queues: int
     timings: dict[str, float] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
 
 
 def export_target(edge_kind: str, export: ExportRow) -> str:

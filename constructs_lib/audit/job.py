@@ -30,7 +30,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
-from constructs_lib.audit import engine, isolation, model, nesting, outputs, shipping
+from constructs_lib.audit import (
+    engine,
+    isolation,
+    model,
+    nesting,
+    outputs,
+    rules,
+    shipping,
+    templates,
+)
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import EdgeRow, FileRow, Finding, ResourceRow
 from constructs_lib.audit.parameters import Overrides
@@ -467,9 +477,14 @@ def run(
     quiet: bool = True,
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
+    gather: bool = True,
 ) -> AuditResult:
     """Audit ``(path or s3:// URL, stack)`` pairs on ``spark``. With ``output_dir``, the
-    executors also write the findings there as Parquet and JSON Lines (``outputs.py``)."""
+    executors also write the findings there as Parquet and JSON Lines (``outputs.py``).
+
+    ``gather=False`` keeps the driver's memory independent of the fleet's size: the result's
+    ``findings`` streams from the executors in report order (``FindingsView``), its counts are
+    computed by Spark, and the session keeps the findings cached until ``release(result)``."""
     progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -493,25 +508,102 @@ def run(
 
     mark = time.perf_counter()
     findings_df = evaluate(wide).persist()
-    rows = findings_df.toArrow().to_pylist()
+    if gather:
+        findings: Collection[Finding] = sorted(
+            (Finding(**row) for row in findings_df.toArrow().to_pylist()), key=Finding.sort_key
+        )
+        file_rows = sorted(
+            (FileRow(*row) for row in _narrow(wide, "file").collect()), key=lambda f: f.file
+        )
+        result = AuditResult(findings, file_rows, queue_count, timings)
+    else:
+        summary = summarize(findings_df, _narrow(wide, "file"), queue_count)
+        findings = FindingsView(findings_df, summary["findings"])
+        result = AuditResult(findings, [], queue_count, timings, summary)
     timings["evaluate"] = time.perf_counter() - mark
     progress(
-        f"judged {queue_count:,} queues: {len(rows):,} findings in {timings['evaluate']:.1f} s"
+        f"judged {queue_count:,} queues: {len(findings):,} findings in {timings['evaluate']:.1f} s"
     )
 
     mark = time.perf_counter()
-    findings = sorted((Finding(**row) for row in rows), key=Finding.sort_key)
-    file_rows = sorted(
-        (FileRow(*row) for row in _narrow(wide, "file").collect()), key=lambda f: f.file
-    )
-    result = AuditResult(findings, file_rows, queue_count, timings)
     if output_dir:
         written = write_findings(findings_df, output_dir, result)
-        progress(f"wrote {len(rows):,} findings to {written}")
+        progress(f"wrote {len(findings):,} findings to {written}")
     timings["write"] = time.perf_counter() - mark
-    findings_df.unpersist()
     wide.unpersist()
+    if gather:
+        findings_df.unpersist()
     return result
+
+
+class FindingsView:
+    """The findings of a run, in report order, streamed from the executors a partition at a
+    time (``toLocalIterator``): the driver holds one partition, whatever the fleet's size."""
+
+    def __init__(self, findings: DataFrame, count: int) -> None:
+        self.frame = findings
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __contains__(self, item: object) -> bool:
+        return any(item == finding for finding in self)
+
+    def __iter__(self) -> Iterator[Finding]:
+        # Spark orders strings by their UTF-8 bytes, which is code point order: Python's.
+        ordered = self.frame.orderBy(*_SORT_COLUMNS)
+        for row in ordered.toLocalIterator(prefetchPartitions=True):
+            yield Finding(**row.asDict())
+
+
+# Finding.sort_key's fields, in its order.
+_SORT_COLUMNS = ("template", "stack", "resource", "rule_id", "queue", "message")
+
+
+def release(result: AuditResult) -> None:
+    """Drop the cached findings behind a streamed result."""
+    if isinstance(result.findings, FindingsView):
+        result.findings.frame.unpersist()
+
+
+def summarize(findings: DataFrame, files: DataFrame, queues: int) -> dict[str, Any]:
+    """``report.summarize``'s counts, computed by Spark: a few small aggregations."""
+    by_status = {
+        row["status"]: int(row["count"]) for row in files.groupBy("status").count().collect()
+    }
+    by_rule = {
+        (row["rule_id"], row["severity"]): int(row["count"])
+        for row in findings.groupBy("rule_id", "severity").count().collect()
+    }
+    unparseable = files.filter(F.col("status") != "ok").select(F.col("file").alias("template"))
+    with_findings = (
+        findings.filter(F.col("rule_id") != rules.UNPARSEABLE_RULE)
+        .select("template")
+        .distinct()
+        .join(unparseable, "template", "left_anti")
+        .count()
+    )
+    read = sum(by_status.values())
+    broken = read - by_status.get("ok", 0)
+    clean = read - with_findings - broken
+    severities = Counter[str]()
+    rule_counts = Counter[str]()
+    for (rule_id, severity), count in by_rule.items():
+        severities[severity] += count
+        rule_counts[rule_id] += count
+    return {
+        "files_read": read,
+        "files_clean": clean,
+        "files_with_findings": with_findings,
+        "files_unparseable": broken,
+        "files_skipped": by_status.get(templates.SKIPPED, 0),
+        "reconciled": read == clean + with_findings + broken and clean >= 0,
+        "queues": queues,
+        "findings": sum(rule_counts.values()),
+        "by_severity": {s: severities.get(s, 0) for s in ("error", "warning", "info")},
+        "by_rule": dict(sorted(rule_counts.items())),
+    }
 
 
 def write_findings(findings: DataFrame, base: str, result: AuditResult) -> str:

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from constructs_lib.audit import objects
+from constructs_lib.audit.model import Finding
 
 if TYPE_CHECKING:
     from constructs_lib.audit.engine import AuditResult
@@ -87,7 +88,7 @@ def write_result(result: AuditResult, base: str) -> str:
 
     root, run = output_root(base), run_id()
     if result.findings:
-        schema = pa.schema([(name, pa.string()) for name in result.findings[0].as_dict()])
+        schema = pa.schema([(name, pa.string()) for name in Finding.__dataclass_fields__])
         batch = pa.RecordBatch.from_pylist([f.as_dict() for f in result.findings], schema=schema)
         for _part in write_part([batch], root, run):
             pass

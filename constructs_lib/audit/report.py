@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import html
+import itertools
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from constructs_lib.audit import rules
@@ -19,12 +20,42 @@ SARIF_SCHEMA = (
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
+# The human formats (table, Markdown, HTML) list at most this many findings, then say how many
+# more there are: a person reads the first screens, and a fleet's full list belongs in JSON,
+# SARIF or the --output-dir datasets, which always hold every finding.
+REPORT_ROWS = 10_000
+
+
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=Finding.sort_key)
 
 
+def _ordered(result: AuditResult) -> Iterable[Finding]:
+    """The findings in report order; a list is sorted here, a streamed view comes sorted."""
+    return (
+        sorted_findings(result.findings) if isinstance(result.findings, list) else result.findings
+    )
+
+
+def _listed(result: AuditResult) -> tuple[list[Finding], int]:
+    """(the findings a human format lists, how many more there are)."""
+    listed = list(itertools.islice(_ordered(result), REPORT_ROWS))
+    return listed, len(result.findings) - len(listed)
+
+
+def _more(count: int) -> str:
+    return (
+        f"... and {count:,} more findings: --format json or sarif, or --output-dir, list them all"
+        if count
+        else ""
+    )
+
+
 def summarize(result: AuditResult) -> dict[str, Any]:
-    """Counts that reconcile: every file read is clean, has findings, or could not be parsed."""
+    """Counts that reconcile: every file read is clean, has findings, or could not be parsed.
+    A Spark run counts where the findings are and hands the counts over (``result.summary``)."""
+    if result.summary is not None:
+        return result.summary
     unparseable = {f.file for f in result.files if f.status != "ok"}
     with_findings = {
         f.template for f in result.findings if f.rule_id != rules.UNPARSEABLE_RULE
@@ -55,15 +86,32 @@ def exit_code(findings: Iterable[Finding], fail_on: str) -> int:
     return int(any(SEVERITY_RANK[f.severity] >= threshold for f in findings))
 
 
+def exit_status(summary: dict[str, Any], fail_on: str) -> int:
+    """``exit_code`` from the counts alone, for findings that are not all in memory."""
+    if fail_on == "never":
+        return 0
+    threshold = SEVERITY_RANK[fail_on]
+    counts: dict[str, int] = summary["by_severity"]
+    return int(any(n and SEVERITY_RANK[s] >= threshold for s, n in counts.items()))
+
+
+def _indented(value: Any, level: int) -> str:
+    return json.dumps(value, indent=2).replace("\n", "\n" + " " * level)
+
+
+def stream_json(result: AuditResult) -> Iterator[str]:
+    """The JSON report in pieces, one finding at a time (``render_json`` joins them)."""
+    yield '{\n  "findings": ['
+    for i, finding in enumerate(_ordered(result)):
+        yield ("," if i else "") + "\n    " + _indented(finding.as_dict(), 4)
+    yield f'\n  ],\n  "summary": {_indented(summarize(result), 2)}\n}}\n'
+
+
 def render_json(result: AuditResult) -> str:
-    document = {
-        "findings": [f.as_dict() for f in sorted_findings(result.findings)],
-        "summary": summarize(result),
-    }
-    return json.dumps(document, indent=2, sort_keys=False) + "\n"
+    return "".join(stream_json(result))
 
 
-def render_sarif(result: AuditResult) -> str:
+def stream_sarif(result: AuditResult) -> Iterator[str]:
     catalog = rules.describe_rules()
     index = {rule_id: i for i, (rule_id, *_rest) in enumerate(catalog)}
     driver_rules = [
@@ -76,28 +124,6 @@ def render_sarif(result: AuditResult) -> str:
         }
         for rule_id, severity, title, fix in catalog
     ]
-    results = []
-    for finding in sorted_findings(result.findings):
-        location: dict[str, Any] = {
-            "physicalLocation": {"artifactLocation": {"uri": _uri(finding.template)}}
-        }
-        if finding.resource:
-            location["logicalLocations"] = [
-                {
-                    "name": finding.resource,
-                    "fullyQualifiedName": f"{finding.stack}/{finding.resource}",
-                    "kind": "resource",
-                }
-            ]
-        results.append(
-            {
-                "ruleId": finding.rule_id,
-                "ruleIndex": index[finding.rule_id],
-                "level": _SARIF_LEVEL[finding.severity],
-                "message": {"text": f"{finding.message}. Fix: {finding.fix}"},
-                "locations": [location],
-            }
-        )
     document = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -110,11 +136,38 @@ def render_sarif(result: AuditResult) -> str:
                         "rules": driver_rules,
                     }
                 },
-                "results": results,
+                "results": [],
             }
         ],
     }
-    return json.dumps(document, indent=2) + "\n"
+    # Everything but the results, then the results one at a time, then what closes them.
+    head, tail = json.dumps(document, indent=2).split('"results": []')
+    yield head + '"results": ['
+    for i, finding in enumerate(_ordered(result)):
+        location: dict[str, Any] = {
+            "physicalLocation": {"artifactLocation": {"uri": _uri(finding.template)}}
+        }
+        if finding.resource:
+            location["logicalLocations"] = [
+                {
+                    "name": finding.resource,
+                    "fullyQualifiedName": f"{finding.stack}/{finding.resource}",
+                    "kind": "resource",
+                }
+            ]
+        entry = {
+            "ruleId": finding.rule_id,
+            "ruleIndex": index[finding.rule_id],
+            "level": _SARIF_LEVEL[finding.severity],
+            "message": {"text": f"{finding.message}. Fix: {finding.fix}"},
+            "locations": [location],
+        }
+        yield ("," if i else "") + "\n        " + _indented(entry, 8)
+    yield "\n      ]" + tail + "\n"
+
+
+def render_sarif(result: AuditResult) -> str:
+    return "".join(stream_sarif(result))
 
 
 def _uri(path: str) -> str:
@@ -138,7 +191,7 @@ def render_markdown(result: AuditResult) -> str:
         f"{summary['files_unparseable']} unparseable.",
         "",
     ]
-    findings = sorted_findings(result.findings)
+    findings, more = _listed(result)
     if not findings:
         lines.append("No findings.")
         return "\n".join(lines) + "\n"
@@ -151,11 +204,13 @@ def render_markdown(result: AuditResult) -> str:
             f"| {f.severity} | {f.rule_id} | `{_md(f.template)}` | {_md(f.resource)} | "
             f"{_md(f.message)} | {_md(f.fix)} |"
         )
+    if more:
+        lines += ["", _more(more)]
     return "\n".join(lines) + "\n"
 
 
 def render_table(result: AuditResult) -> str:
-    findings = sorted_findings(result.findings)
+    findings, more = _listed(result)
     header = ("SEVERITY", "RULE", "TEMPLATE", "RESOURCE", "MESSAGE")
     rows = [(f.severity, f.rule_id, f.template, f.resource, f.message) for f in findings]
     widths = [
@@ -171,6 +226,8 @@ def render_table(result: AuditResult) -> str:
 
     summary = summarize(result)
     out = [line(header)] + [line(r) for r in rows]
+    if more:
+        out.append(_more(more))
     out.append("")
     out.append(
         f"{summary['findings']} findings ({summary['by_severity']['error']} errors, "
@@ -207,9 +264,10 @@ def _bar_chart(title: str, counts: list[tuple[str, int]]) -> str:
 
 def render_html(result: AuditResult) -> str:
     summary = summarize(result)
-    findings = sorted_findings(result.findings)
-    by_rule = sorted(Counter(f.rule_id for f in findings).items())
+    findings, more = _listed(result)
+    by_rule = sorted(summary["by_rule"].items())
     by_template = Counter(f.template for f in findings).most_common(25)
+    of_listed = f" of the first {len(findings):,} findings" if more else ""
     rows = "\n".join(
         "<tr>"
         + "".join(
@@ -229,11 +287,11 @@ td,th{{border:1px solid #ccc;padding:4px;text-align:left;vertical-align:top}}</s
 {severity["warning"]} warnings, {severity["info"]} info. {summary["files_clean"]} clean,
 {summary["files_with_findings"]} with findings, {summary["files_unparseable"]} unparseable.</p>
 <figure>{_bar_chart("Findings by rule", by_rule)}</figure>
-<figure>{_bar_chart("Findings by template (top 25)", by_template)}</figure>
+<figure>{_bar_chart(f"Findings by template (top 25{of_listed})", by_template)}</figure>
 <table><thead><tr><th>Severity</th><th>Rule</th><th>Template</th><th>Stack</th><th>Resource</th>
 <th>Message</th><th>Fix</th></tr></thead><tbody>
 {rows}
-</tbody></table></body></html>
+</tbody></table>{f"<p>{html.escape(_more(more))}</p>" if more else ""}</body></html>
 """
 
 
@@ -243,4 +301,12 @@ RENDERERS: dict[str, Callable[[AuditResult], str]] = {
     "markdown": render_markdown,
     "html": render_html,
     "table": render_table,
+}
+# Each format as pieces to write one after another: JSON and SARIF never hold the whole report.
+STREAMS: dict[str, Callable[[AuditResult], Iterable[str]]] = {
+    "json": stream_json,
+    "sarif": stream_sarif,
+    "markdown": lambda result: [render_markdown(result)],
+    "html": lambda result: [render_html(result)],
+    "table": lambda result: [render_table(result)],
 }

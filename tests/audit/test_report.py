@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -225,3 +226,50 @@ def test_exit_code_warning_threshold() -> None:
     assert report.exit_code(warnings_only, "error") == 0
     assert report.exit_code(warnings_only, "warning") == 1
     assert report.exit_code([], "info") == 0
+
+
+class _Streamed:
+    """Findings as a Spark run hands them over: sorted, iterable more than once, not a list."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self._findings = sorted(findings, key=Finding.sort_key)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self._findings)
+
+    def __len__(self) -> int:
+        return len(self._findings)
+
+
+@pytest.mark.parametrize("fmt", report.FORMATS)
+def test_streamed_findings_with_given_counts_render_as_gathered_ones(
+    result: AuditResult, fmt: str
+) -> None:
+    streamed = AuditResult(
+        _Streamed(list(result.findings)), [], result.queues, summary=report.summarize(result)
+    )
+    assert "".join(report.STREAMS[fmt](streamed)) == report.RENDERERS[fmt](result)
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+def test_human_formats_list_the_first_rows_and_count_the_rest(
+    result: AuditResult, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "REPORT_ROWS", 3)
+    text = report.RENDERERS[fmt](result)
+    assert "and 1 more findings" in text
+    assert "not resolved" in text and "no alarm" not in text  # the last in report order is cut
+    assert len(json.loads(report.render_json(result))["findings"]) == 4  # JSON keeps them all
+
+
+@pytest.mark.parametrize(
+    ("counts", "fail_on", "expected"),
+    [
+        ({"error": 0, "warning": 1, "info": 0}, "error", 0),
+        ({"error": 0, "warning": 1, "info": 0}, "warning", 1),
+        ({"error": 2, "warning": 0, "info": 0}, "never", 0),
+        ({"error": 0, "warning": 0, "info": 1}, "info", 1),
+    ],
+)
+def test_exit_status_from_counts(counts: dict[str, int], fail_on: str, expected: int) -> None:
+    assert report.exit_status({"by_severity": counts}, fail_on) == expected

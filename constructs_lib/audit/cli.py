@@ -15,9 +15,22 @@ from constructs_lib.audit import discovery, objects, parameters, report, safety
 if TYPE_CHECKING:
     from constructs_lib.audit.engine import AuditResult
 
-# Below this many templates the local engine finishes first on a 2-core machine: a Spark
-# session costs seconds before any work (docs/performance.md, "Choosing the engine").
-AUTO_SPARK_FILES = 50_000
+# The local engine is faster than Spark on one machine at every fleet size measured (2 cores,
+# up to 100,000 templates: docs/performance.md, "Audit on Spark"), but it holds every parsed row
+# in memory: 1,117 MiB at 100,000 generated templates, about 11.4 KiB each. So --engine auto
+# keeps a fleet local while it needs at most half this machine's memory, and runs Spark beyond.
+LOCAL_BYTES_PER_TEMPLATE = 12 * 1024
+
+
+def auto_spark_files() -> int:
+    """The fleet size from which ``--engine auto`` runs Spark on this machine."""
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):  # not every platform reports it
+        memory = 8 * 2**30
+    return max(1, memory // 2 // LOCAL_BYTES_PER_TEMPLATE)
+
+
 # Exit status of a run that could not finish (the Spark job failed, workers could not start):
 # distinct from 0 (no finding at --fail-on), 1 (findings) and 2 (usage errors).
 EXIT_NOT_FINISHED = 3
@@ -59,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "local", "spark"),
         default="auto",
         help="local: worker processes on this machine; spark: a Spark job; auto (default): "
-        f"spark from {AUTO_SPARK_FILES:,} templates or when --master or --remote is given, "
+        "spark when --master or --remote is given or the fleet needs more than half this "
+        f"machine's memory in the local engine (here from {auto_spark_files():,} templates), "
         "else local",
     )
     where = spark.add_mutually_exclusive_group()
@@ -237,7 +251,7 @@ def overrides_from(args: argparse.Namespace) -> parameters.Overrides:
 def choose_engine(args: argparse.Namespace, file_count: int) -> str:
     if args.engine != "auto":
         return str(args.engine)
-    if args.master or args.remote or file_count >= AUTO_SPARK_FILES:
+    if args.master or args.remote or file_count >= auto_spark_files():
         return "spark"
     return "local"
 

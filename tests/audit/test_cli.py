@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,53 @@ def test_spark_engine_markdown_and_parquet(spark: Any, folder: Path, tmp_path: P
     assert [r["rule_id"] for r in rows] == ["QR901"]
     # the CLI left the session it found running
     assert spark.sparkContext._jsc is not None
+
+
+@pytest.mark.parametrize(
+    ("argv", "files", "expected"),
+    [
+        ([], 10, "local"),
+        (["--master", "local[2]"], 10, "spark"),
+        (["--remote", "sc://127.0.0.1:15002"], 10, "spark"),
+        (["--engine", "spark"], 10, "spark"),
+        (["--engine", "local"], 10**9, "local"),
+    ],
+)
+def test_engine_choice(argv: list[str], files: int, expected: str) -> None:
+    args = cli.build_parser().parse_args(["fleet", *argv])
+    assert cli.choose_engine(args, files) == expected
+
+
+def test_auto_runs_spark_from_the_fleet_size_the_local_engine_should_not_hold() -> None:
+    args = cli.build_parser().parse_args(["fleet"])
+    threshold = cli.auto_spark_files()
+    # half of this machine's memory, at the measured cost of a template in the local engine
+    assert threshold * cli.LOCAL_BYTES_PER_TEMPLATE * 2 <= os.sysconf("SC_PHYS_PAGES") * os.sysconf(
+        "SC_PAGE_SIZE"
+    )
+    assert cli.choose_engine(args, threshold - 1) == "local"
+    assert cli.choose_engine(args, threshold) == "spark"
+
+
+def test_fails_local_engine_with_a_spark_master(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["fleet", "--engine", "local", "--master", "local[2]"])
+    assert exit_info.value.code == 2
+    assert "--master and --remote choose a Spark engine" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("master", "cores"),
+    [
+        ("local", 1),
+        ("local[3]", 3),
+        ("local[2,4]", 2),
+        ("local[*]", os.cpu_count()),
+        ("spark://127.0.0.1:7077", 0),
+        ("yarn", 0),
+    ],
+)
+def test_local_cores(master: str, cores: int) -> None:
+    from constructs_lib.audit import job
+
+    assert job._local_cores(master) == cores

@@ -157,3 +157,28 @@ def test_local_cores(master: str, cores: int) -> None:
     from constructs_lib.audit import job
 
     assert job._local_cores(master) == cores
+
+
+@pytest.mark.spark
+def test_a_spark_run_prints_progress_and_no_jvm_output(folder: Path, tmp_path: Path) -> None:
+    write(folder, "no-dlq.template.json", props_without_dlq())
+    completed = subprocess.run(
+        [sys.executable, "-m", "constructs_lib.audit", str(folder), "--master", "local[1]"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "QUEUE_AUDIT_SPARK_LOG": str(tmp_path / "spark.log")},
+    )
+    assert completed.returncode == 1, completed.stderr  # QR001 is an error
+    lines = completed.stderr.splitlines()
+    assert lines and all(line.startswith("queue-audit: ") for line in lines), lines
+    assert any("parsed 2 of 2 files" in line for line in lines)
+    # What the JVM said on start-up went to the log file instead.
+    assert "Using incubator modules" in (tmp_path / "spark.log").read_text()
+
+
+def props_without_dlq() -> dict[str, Any]:
+    template = healthy("lonely")
+    props(template, "Source").pop("RedrivePolicy")
+    return template

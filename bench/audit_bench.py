@@ -26,13 +26,15 @@ Each engine audits each corpus ``--runs`` times, each time in a fresh child proc
 the median run is reported. Wall time is the whole child: interpreter, imports, session, audit,
 JSON report and, for Spark, stopping the session (which releases it on a Connect server); the
 cluster's and the server's own start-up is not in it (reported apart). Each run's findings are
-checked against the ground truth, and the bench stops at the first run that misses one or finds
+checked against the ground truth (by this parent, from the report file, so that the check
+costs the measured child nothing), and the bench stops at the first run that misses one or finds
 one too many. Memory is sampled from /proc every 0.2 s while the child runs:
 - peak RSS: the largest sum of RSS over the child's whole process tree: the Python driver and
   what it starts (the local engine's parsing workers; a classic session's driver JVM, and with a
   local master its Python workers). For ``cluster`` and ``connect`` this is the client only: the
   cluster's daemons and executors are not the child's descendants;
-- driver peak RSS: the child Python process alone, which holds the findings and the report;
+- driver peak RSS: the child Python process alone, which writes the report as queue-audit
+  does (on Spark: findings streamed from the executors, counts computed by Spark);
 - cluster peak RSS (``cluster``, ``connect``): the largest sum of RSS over the process trees of
   the master and the workers (the executor JVMs and their Python workers are the workers'
   descendants), or of the Connect server (its JVM and Python workers), in the same samples;

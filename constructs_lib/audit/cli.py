@@ -307,12 +307,13 @@ class _Progress:
     def __init__(self) -> None:
         self.terminal = sys.stderr.isatty()
         self.last = time.monotonic()
+        self.shown = False  # a run shorter than one interval says nothing
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if done < total and now - self.last < self.INTERVAL_S:
+        if now - self.last < self.INTERVAL_S and (done < total or not self.shown):
             return
-        self.last = now
+        self.last, self.shown = now, True
         end = "\n" if done == total or not self.terminal else ""
         prefix = "\r" if self.terminal else ""
         print(f"{prefix}queue-audit: read {done:,} of {total:,} files", end=end, file=sys.stderr)

@@ -182,3 +182,20 @@ def props_without_dlq() -> dict[str, Any]:
     template = healthy("lonely")
     props(template, "Source").pop("RedrivePolicy")
     return template
+
+
+def test_progress_speaks_only_for_runs_longer_than_its_interval(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    times = iter([0.0, 1.0, 2.5, 2.6, 10.0, 11.0])
+    monkeypatch.setattr(cli.time, "monotonic", lambda: next(times))
+    long_run = cli._Progress()  # created at 0.0
+    long_run(10, 100)  # 1.0: within the first interval
+    long_run(50, 100)  # 2.5
+    long_run(100, 100)  # 2.6: the last line is always shown once anything was
+    short_run = cli._Progress()  # 10.0
+    short_run(100, 100)  # 11.0: done before the first interval
+    assert capsys.readouterr().err.splitlines() == [
+        "queue-audit: read 50 of 100 files",
+        "queue-audit: read 100 of 100 files",
+    ]

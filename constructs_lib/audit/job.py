@@ -93,10 +93,9 @@ _SCHEMAS = {
 # the file a row came from, so a nested child parsed again replaces all of its rows.
 _WIDE_TEXT = [f"t{i}" for i in range(8)]
 WIDE_SCHEMA = _schema("tag", *_WIDE_TEXT, "n", "src", ints=["n"])
-# What the evaluation pass reads, one row per member of a queue's context (see ``members``), or
-# one row per unresolved reference (member UNRESOLVED, with the edge's columns).
+# The evaluation pass reads one row per member of a queue's context (see ``members``) with its
+# resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
 _EDGE_COLUMNS = [f"edge_{c}" for c in EdgeRow._fields]
-EVALUATION_COLUMNS = ["queue_uid", "member", "detail", *ResourceRow._fields, *_EDGE_COLUMNS]
 UNRESOLVED = "unresolved"
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")

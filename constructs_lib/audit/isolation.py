@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection, wait
 
-from constructs_lib.audit import templates
+from constructs_lib.audit import objects, templates
 from constructs_lib.audit.model import ParsedTemplate
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import BATCH_FILES, DEFAULT_LIMITS, ReadLimits, size_text
@@ -99,7 +99,7 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
         done: list[tuple[int, ParsedTemplate | None]] = []
         for position, file, stack in batch:
             _PROGRESS.pack_into(progress, 0, position + 1)
-            if unseen and not os.path.isabs(file) and "://" not in file:
+            if unseen and not os.path.isabs(file) and not objects.is_object_url(file):
                 done.append((position, templates.unparseable(file, stack, unseen)))
                 continue
             try:
@@ -284,7 +284,7 @@ def parse_files(
     try:
 
         def start() -> _Worker:
-            return _Worker(limits, overrides or {}, cwd)
+            return _Worker(limits, overrides, cwd)
 
         pool = [start() for _ in range(count)]
         _run(pool, pending, results, limits, start, progress or (lambda _done: None))

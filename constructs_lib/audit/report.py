@@ -6,10 +6,10 @@ import html
 import itertools
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from constructs_lib.audit import rules
+from constructs_lib.audit import rules, templates
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 
@@ -60,34 +60,52 @@ def summarize(result: AuditResult) -> dict[str, Any]:
     with_findings = {
         f.template for f in result.findings if f.rule_id != rules.UNPARSEABLE_RULE
     } - unparseable
-    read = len(result.files)
-    clean = read - len(with_findings) - len(unparseable)
-    by_severity = Counter(f.severity for f in result.findings)
+    return summary_of(
+        Counter(f.status for f in result.files),
+        len(with_findings),
+        result.queues,
+        Counter((f.rule_id, f.severity) for f in result.findings),
+    )
+
+
+def summary_of(
+    files_by_status: Mapping[str, int],
+    files_with_findings: int,
+    queues: int,
+    findings_by_rule_and_severity: Mapping[tuple[str, str], int],
+) -> dict[str, Any]:
+    """The summary from its counts, however they were counted (in memory, or by Spark)."""
+    read = sum(files_by_status.values())
+    unparseable = read - files_by_status.get("ok", 0)
+    clean = read - files_with_findings - unparseable
+    by_severity: Counter[str] = Counter()
+    by_rule: Counter[str] = Counter()
+    for (rule_id, severity), count in findings_by_rule_and_severity.items():
+        by_severity[severity] += count
+        by_rule[rule_id] += count
     return {
         "files_read": read,
         "files_clean": clean,
-        "files_with_findings": len(with_findings),
-        "files_unparseable": len(unparseable),
+        "files_with_findings": files_with_findings,
+        "files_unparseable": unparseable,
         # of which not read on purpose (not a regular file, over the size cap); each has a QR901
-        "files_skipped": sum(1 for f in result.files if f.status == "skipped"),
-        "reconciled": read == clean + len(with_findings) + len(unparseable) and clean >= 0,
-        "queues": result.queues,
-        "findings": len(result.findings),
+        "files_skipped": files_by_status.get(templates.SKIPPED, 0),
+        "reconciled": read == clean + files_with_findings + unparseable and clean >= 0,
+        "queues": queues,
+        "findings": sum(by_rule.values()),
         "by_severity": {s: by_severity.get(s, 0) for s in ("error", "warning", "info")},
-        "by_rule": dict(sorted(Counter(f.rule_id for f in result.findings).items())),
+        "by_rule": dict(sorted(by_rule.items())),
     }
 
 
 def exit_code(findings: Iterable[Finding], fail_on: str) -> int:
     """1 when any finding is at least as severe as ``fail_on``; ``never`` always gives 0."""
-    if fail_on == "never":
-        return 0
-    threshold = SEVERITY_RANK[fail_on]
-    return int(any(SEVERITY_RANK[f.severity] >= threshold for f in findings))
+    return exit_status({"by_severity": Counter(f.severity for f in findings)}, fail_on)
 
 
 def exit_status(summary: dict[str, Any], fail_on: str) -> int:
-    """``exit_code`` from the counts alone, for findings that are not all in memory."""
+    """1 when the summary counts a finding at least as severe as ``fail_on``: the exit status
+    of a run whose findings are not all in memory."""
     if fail_on == "never":
         return 0
     threshold = SEVERITY_RANK[fail_on]

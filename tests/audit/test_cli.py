@@ -199,3 +199,22 @@ def test_progress_speaks_only_for_runs_longer_than_its_interval(
         "queue-audit: read 50 of 100 files",
         "queue-audit: read 100 of 100 files",
     ]
+
+
+def test_local_engine_writes_the_same_datasets(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow.parquet as pq
+
+    write(folder, "no-dlq.template.json", props_without_dlq())
+    history = tmp_path / "history"
+    argv = [str(folder), "--engine", "local", "--format", "json", "--output-dir", str(history)]
+    assert cli.main(argv) == 1
+    document = json.loads(capsys.readouterr().out)
+    (run_dir,) = (history / "findings").iterdir()
+    rows = pq.read_table(next(run_dir.glob("*.parquet"))).to_pylist()
+    assert rows == document["findings"] and rows
+    lines = next((history / "findings-jsonl" / run_dir.name).glob("*.jsonl")).read_text()
+    assert [json.loads(line) for line in lines.splitlines()] == document["findings"]
+    summary = json.loads((history / "summary" / f"{run_dir.name}.json").read_text())
+    assert summary["summary"] == document["summary"]

@@ -19,6 +19,24 @@ RETENTION_MIN: Final = 60  # botocore SetQueueAttributes MessageRetentionPeriod
 RETENTION_MAX: Final = 1_209_600  # 14 d; botocore SetQueueAttributes MessageRetentionPeriod
 RETENTION_DEFAULT: Final = 345_600  # 4 d; CloudFormation AWS::SQS::Queue MessageRetentionPeriod
 
+# 1 KiB-1 MiB; the default rose from 256 KiB to 1 MiB on 2025-08-04.
+# botocore SetQueueAttributes MaximumMessageSize; AWS What's New 2025-08-04.
+MESSAGE_SIZE_MIN: Final = 1_024
+MESSAGE_SIZE_MAX: Final = 1_048_576
+MESSAGE_SIZE_DEFAULT: Final = MESSAGE_SIZE_MAX
+
+# Properties SQS accepts only on FIFO queues (CreateQueue fails on a standard queue).
+# botocore CreateQueue attributes; CloudFormation AWS::SQS::Queue.
+FIFO_ONLY_QUEUE_PROPERTIES: Final = (
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+)
+# The AWS managed key for SQS. Its key policy admits only principals of the account and cannot be
+# changed, so SNS, EventBridge and S3 cannot send to a queue it encrypts.
+# SQS developer guide, key management (sqs-key-management).
+AWS_MANAGED_SQS_KEY: Final = "alias/aws/sqs"
+
 DELAY_SECONDS_MAX: Final = 900  # botocore SetQueueAttributes DelaySeconds
 RECEIVE_WAIT_TIME_MAX: Final = 20  # botocore SetQueueAttributes ReceiveMessageWaitTimeSeconds
 
@@ -53,6 +71,29 @@ BATCHING_WINDOW_MAX: Final = 300  # Lambda guide, services-sqs-parameters; none 
 MAX_CONCURRENCY_MIN: Final = 2  # botocore ScalingConfig.MaximumConcurrency
 MAX_CONCURRENCY_MAX: Final = 1_000  # botocore ScalingConfig.MaximumConcurrency
 
+# Provisioned mode (ProvisionedPollerConfig); mutually exclusive with MaximumConcurrency.
+# Lambda guide, services-sqs-scaling; CloudFormation AWS::Lambda::EventSourceMapping.
+MIN_POLLERS_MIN: Final = 2
+MIN_POLLERS_MAX: Final = 200
+MIN_POLLERS_DEFAULT: Final = 2
+MAX_POLLERS_MIN: Final = 2
+# 2,000 in the Lambda guide, CloudFormation and aws-cdk-lib (which rejects more); the newest
+# Lambda API reference (ProvisionedPollerConfig) and cfn-lint's schema say 10,000 for SQS. The
+# library keeps the lower bound, which every deploy path accepts.
+MAX_POLLERS_MAX: Final = 2_000
+MAX_POLLERS_MAX_LAMBDA_API: Final = 10_000
+MAX_POLLERS_DEFAULT: Final = 200
+# Each SQS event poller makes up to 10 concurrent invocations (Lambda guide, with-sqs, and
+# services-sqs-scaling; AWS News Blog 2025-11-14).
+INVOCATIONS_PER_POLLER: Final = 10
+
+# Lambda's synchronous invocation payload; a mapping invokes early when a batch reaches it, so
+# large messages cut batches short of BatchSize. Lambda guide, quotas (6 MB) and with-sqs.
+LAMBDA_SYNC_PAYLOAD_MAX: Final = 6 * 1024 * 1024
+# AWS::Lambda::Function RecursiveLoop: "Allow" lets a function that sends to its own queue loop
+# forever; the default, "Terminate", stops it. Lambda API PutFunctionRecursionConfig.
+RECURSIVE_LOOP_ALLOW: Final = "Allow"
+
 # --- CloudWatch dashboards (botocore CloudWatch PutDashboard DashboardName) ---------------------
 DASHBOARD_NAME_MAX_LENGTH: Final = 255
 DASHBOARD_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -76,6 +117,40 @@ METRIC_OLDEST_AGE: Final = "ApproximateAgeOfOldestMessage"
 # SQS developer guide, "NumberOfMessagesSent and NumberOfMessagesReceived for a DLQ don't match".
 METRIC_SENT: Final = "NumberOfMessagesSent"
 SQS_METRIC_PERIOD: Final = 60  # SQS publishes one-minute data
+# Counts receives; on a DLQ with a consumer it sees every arrival, which the depth metric, drained
+# by the consumer, does not. SQS developer guide, available CloudWatch metrics.
+METRIC_RECEIVED: Final = "NumberOfMessagesReceived"
+# On a standard queue, a message received this many times or more is left out of
+# ApproximateAgeOfOldestMessage until it is consumed. SQS developer guide, available metrics.
+AGE_METRIC_IGNORED_AFTER_RECEIVES: Final = 3
+
+# --- Event source mapping metrics (Lambda guide, monitoring-metrics-types) -------------------
+# MetricsConfig {"Metrics": ["EventCount"]} turns them on; published per mapping.
+ESM_METRICS_EVENT_COUNT: Final = "EventCount"
+ESM_METRIC_NAMESPACE: Final = "AWS/Lambda"
+ESM_METRIC_DIMENSION: Final = "EventSourceMappingUUID"
+METRIC_ESM_POLLED: Final = "PolledEventCount"
+METRIC_ESM_FILTERED_OUT: Final = "FilteredOutEventCount"
+METRIC_ESM_INVOKED: Final = "InvokedEventCount"
+# Includes the messages a function returns in batchItemFailures.
+METRIC_ESM_FAILED: Final = "FailedInvokeEventCount"
+METRIC_ESM_DELETED: Final = "DeletedEventCount"
+
+# --- Redrive out of a DLQ (SQS API permissions reference; StartMessageMoveTask) --------------
+# On the DLQ: start, list and cancel move tasks, and what the move does to its messages.
+REDRIVE_DEAD_LETTER_ACTIONS: Final = (
+    "sqs:StartMessageMoveTask",
+    "sqs:ListMessageMoveTasks",
+    "sqs:CancelMessageMoveTask",
+    "sqs:ReceiveMessage",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+)
+REDRIVE_DESTINATION_ACTIONS: Final = ("sqs:SendMessage", "sqs:GetQueueAttributes")
+# Reading an SSE-KMS queue needs kms:Decrypt; sending to one needs kms:GenerateDataKey too.
+# SQS developer guide, key management ("Configure KMS permissions for producers/consumers").
+KMS_RECEIVE_ACTIONS: Final = ("kms:Decrypt",)
+KMS_SEND_ACTIONS: Final = ("kms:GenerateDataKey", "kms:Decrypt")
 
 # --- Alarm thresholds the library derives (its own choices, reasoned in docs/alarms.md) -------
 # In-flight alarm: fire at a tenth of the in-flight quota, long before receives start failing.

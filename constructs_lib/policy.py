@@ -317,3 +317,169 @@ def visibility_problems(derived: int, explicit: int | None) -> list[Problem]:
             )
         ]
     return []
+
+
+# --- Event source features (provisioned mode, concurrency, expiry, message size) ------------
+
+
+def provisioned_poller_problems(
+    minimum: int | None, maximum: int | None, max_concurrency: int | None
+) -> list[Problem]:
+    """Provisioned mode's poller range, its order, and its exclusion of maximum concurrency."""
+    problems = _out_of_range(
+        "provisioned_pollers.minimum",
+        minimum,
+        limits.MIN_POLLERS_MIN,
+        limits.MIN_POLLERS_MAX,
+        " pollers",
+        f"choose a minimum from {limits.MIN_POLLERS_MIN} to {limits.MIN_POLLERS_MAX}",
+    ) + _out_of_range(
+        "provisioned_pollers.maximum",
+        maximum,
+        limits.MAX_POLLERS_MIN,
+        limits.MAX_POLLERS_MAX,
+        " pollers",
+        f"choose a maximum from {limits.MAX_POLLERS_MIN} to {limits.MAX_POLLERS_MAX}",
+    )
+    if minimum is not None and maximum is not None and minimum > maximum:
+        problems.append(
+            Problem(
+                "provisioned_pollers",
+                (minimum, maximum),
+                f"has a minimum ({minimum}) above its maximum ({maximum})",
+                "give (minimum, maximum) with minimum <= maximum",
+            )
+        )
+    if max_concurrency is not None and (minimum is not None or maximum is not None):
+        problems.append(
+            Problem(
+                "max_concurrency",
+                max_concurrency,
+                "cannot be combined with provisioned pollers: Lambda treats maximum concurrency "
+                "and provisioned mode as mutually exclusive",
+                "cap concurrency with the maximum poller count instead (each poller makes up to "
+                f"{limits.INVOCATIONS_PER_POLLER} concurrent invocations), or drop provisioned_pollers",
+            )
+        )
+    return problems
+
+
+def concurrency_ceiling(max_concurrency: int | None, maximum_pollers: int | None) -> int | None:
+    """The most concurrent invocations one SQS event source can make, or None when unbounded
+    (an on-demand source without maximum concurrency scales up to Lambda's own limits)."""
+    if max_concurrency is not None:
+        return max_concurrency
+    if maximum_pollers is not None:
+        return maximum_pollers * limits.INVOCATIONS_PER_POLLER
+    return None
+
+
+def reserved_concurrency_problems(reserved: int | None, ceilings: dict[str, int]) -> list[Problem]:
+    """Reserved concurrency below the sum of the function's SQS sources' concurrency caps.
+
+    ``ceilings`` maps each source (a name for the message) to its cap. Lambda guide,
+    services-sqs-scaling: reserved concurrency must be at least the total maximum concurrency
+    of the function's SQS sources, or Lambda throttles, and throttled receives count toward
+    maxReceiveCount, sending healthy messages to the DLQ.
+    """
+    total = sum(ceilings.values())
+    if reserved is None or not ceilings or reserved >= total:
+        return []
+    parts = " + ".join(f"{name} {cap}" for name, cap in sorted(ceilings.items()))
+    return [
+        Problem(
+            "reserved_concurrent_executions",
+            reserved,
+            f"is below the {total} concurrent invocations the function's SQS sources may make "
+            f"({parts}); Lambda throttles the excess and throttled receives can move healthy "
+            "messages to the dead-letter queue",
+            f"raise the function's reserved concurrency to at least {total}, or lower the "
+            "sources' maximum concurrency (or maximum pollers)",
+            severity="warning",
+        )
+    ]
+
+
+def expiry_before_dead_letter_problems(
+    max_receive_count: int | None, visibility_timeout: int | None, retention: int | None
+) -> list[Problem]:
+    """A failing message needs ``maxReceiveCount x visibility timeout`` to reach the DLQ; when
+    that reaches the source's retention, SQS deletes it by expiry first and it is lost."""
+    if max_receive_count is None or visibility_timeout is None or retention is None:
+        return []
+    needed = max_receive_count * visibility_timeout
+    if needed < retention:
+        return []
+    return [
+        Problem(
+            "retention_period",
+            retention,
+            f"is not longer than the {needed} s a failing message needs to reach the dead-letter "
+            f"queue ({max_receive_count} receives x {visibility_timeout} s visibility timeout): "
+            "SQS deletes it by expiry first and it never reaches the DLQ",
+            f"keep messages longer than {needed} s (at most {limits.RETENTION_MAX} s), or lower "
+            "max_receive_count or the function timeout",
+        )
+    ]
+
+
+def message_size_problems(source: int | None, dead_letter: int | None) -> list[Problem]:
+    """Each size within SQS's range, and the DLQ never smaller than its source (a message that
+    fits the source but not the DLQ cannot be moved there)."""
+    problems = _out_of_range(
+        "max_message_size",
+        source,
+        limits.MESSAGE_SIZE_MIN,
+        limits.MESSAGE_SIZE_MAX,
+        " bytes",
+        f"choose a size from {limits.MESSAGE_SIZE_MIN} to {limits.MESSAGE_SIZE_MAX} bytes (1 MiB)",
+    ) + _out_of_range(
+        "dead_letter_max_message_size",
+        dead_letter,
+        limits.MESSAGE_SIZE_MIN,
+        limits.MESSAGE_SIZE_MAX,
+        " bytes",
+        f"choose a size from {limits.MESSAGE_SIZE_MIN} to {limits.MESSAGE_SIZE_MAX} bytes (1 MiB)",
+    )
+    if problems or source is None or dead_letter is None or dead_letter >= source:
+        return problems
+    return [
+        Problem(
+            "max_message_size",
+            source,
+            f"is above the dead-letter queue's maximum message size ({dead_letter} bytes): a "
+            "message that fits the source cannot be moved to the DLQ",
+            "give the dead-letter queue a maximum message size at least the source's",
+        )
+    ]
+
+
+def batch_payload_problems(batch_size: int | None, message_size: int | None) -> list[Problem]:
+    """Batches whose declared largest messages exceed Lambda's 6 MB payload are cut short."""
+    if batch_size is None or message_size is None:
+        return []
+    largest = batch_size * message_size
+    if largest <= limits.LAMBDA_SYNC_PAYLOAD_MAX:
+        return []
+    fits = max(limits.LAMBDA_SYNC_PAYLOAD_MAX // message_size, 1)
+    return [
+        Problem(
+            "batch_size",
+            batch_size,
+            f"x the queue's maximum message size ({message_size} bytes) is {largest} bytes, above "
+            f"Lambda's {limits.LAMBDA_SYNC_PAYLOAD_MAX}-byte invocation payload: batches of large "
+            f"messages are cut short of batch_size (about {fits} messages of the maximum size)",
+            f"expect batches of about {fits} large messages, or lower max_message_size",
+            severity="warning",
+        )
+    ]
+
+
+def in_flight_threshold(fifo: bool, busiest: int | None) -> int:
+    """The in-flight alarm threshold: a tenth of the quota, but never below what the consumers
+    hold in flight when they all run at full speed (``busiest``: concurrency ceiling x batch
+    size over the consumers), so a healthy burst does not raise the alarm; at most the quota."""
+    threshold = default_in_flight_threshold(fifo)
+    if busiest is not None:
+        threshold = max(threshold, busiest + 1)
+    return min(threshold, limits.in_flight_quota(fifo))

@@ -2,11 +2,12 @@
 
     python bench/generate_templates.py --count 1000 --out bench/results/corpus-1k
 
-Every template starts from a pipeline that breaks no rule (source queue, DLQ, Lambda consumer,
-both alarms, TLS-only queue policy), then gets one to three faults from different groups, each
-fault with the findings it must cause, derived from the rule catalog by hand:
+Every template starts from a pipeline that breaks no rule (source queue, DLQ, Lambda consumer
+with event source metrics, in-flight, depth and age alarms that notify a topic, TLS-only queue
+policy), then gets one to three faults from different groups, each fault with the findings it
+must cause, derived from the rule catalog by hand:
 
-- single-template faults for every rule QR001-QR014 (several shapes for some);
+- single-template faults for every rule QR001-QR029 (several shapes for some);
 - cross-stack pairs: the DLQ in one stack, exported, imported (``Fn::ImportValue``) or named by
   a literal ARN from another stack, with faults that only the pair shows (QR002, QR003, QR005);
 - QR900: an import no template exports; QR901: truncated files;
@@ -34,12 +35,15 @@ DLQ_RETENTION = 1_209_600  # 14 d, the SQS maximum
 FUNCTION_TIMEOUT = 10
 VISIBILITY = 60  # 6 x FUNCTION_TIMEOUT + 0 s batching window
 TEMPLATES_DIR = "templates"
+ALARM_TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:queue-alarms"
+MANAGED_KEY = "alias/aws/sqs"
 
 
 def _alarm(metric: str, queue: str) -> Template:
     return {
         "Type": "AWS::CloudWatch::Alarm",
         "Properties": {
+            "AlarmActions": [ALARM_TOPIC_ARN],
             "Namespace": "AWS/SQS",
             "MetricName": metric,
             "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}],
@@ -138,10 +142,14 @@ def healthy(name: str, fifo: bool = False) -> Template:
                     "EventSourceArn": {"Fn::GetAtt": ["Source", "Arn"]},
                     "FunctionName": {"Ref": "Fn"},
                     "BatchSize": 10,
+                    "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                    "MetricsConfig": {"Metrics": ["EventCount"]},
                 },
             },
             "InFlight": _alarm("ApproximateNumberOfMessagesNotVisible", "Source"),
             "DlqDepth": _alarm("ApproximateNumberOfMessagesVisible", "Dlq"),
+            "SourceAge": _alarm("ApproximateAgeOfOldestMessage", "Source"),
+            "DlqAge": _alarm("ApproximateAgeOfOldestMessage", "Dlq"),
         },
     }
 
@@ -170,6 +178,95 @@ def _dlq_standard(t: Template) -> None:
 
 def _sent_alarm(t: Template) -> None:
     t["Resources"]["DlqSent"] = _alarm("NumberOfMessagesSent", "Dlq")
+
+
+def _drained_dlq(t: Template) -> None:
+    """A second function drains the DLQ (its own, so faults on the first do not reach it)."""
+    _p(t, "Dlq")["VisibilityTimeout"] = VISIBILITY
+    # From the healthy template, not a copy of Fn, which a fault applied before may have changed.
+    t["Resources"]["DlqFn"] = healthy("unused")["Resources"]["Fn"]
+    t["Resources"]["DlqEsm"] = {
+        "Type": "AWS::Lambda::EventSourceMapping",
+        "Properties": {
+            "EventSourceArn": {"Fn::GetAtt": ["Dlq", "Arn"]},
+            "FunctionName": {"Ref": "DlqFn"},
+        },
+    }
+
+
+def _public_statement(t: Template) -> None:
+    _p(t, "Policy")["PolicyDocument"]["Statement"].append(
+        {"Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage", "Resource": "*"}
+    )
+
+
+_SOURCE_ARN = {"Fn::GetAtt": ["Source", "Arn"]}
+
+
+def _producer(logical_id: str, resource: Template) -> Callable[[Template], None]:
+    """The source under the AWS managed key, and a service that sends to it."""
+
+    def apply(t: Template) -> None:
+        _p(t, "Source")["KmsMasterKeyId"] = MANAGED_KEY
+        t["Resources"][logical_id] = json.loads(json.dumps(resource))
+        if resource["Type"] == "AWS::SNS::Subscription":
+            t["Resources"]["Topic"] = {"Type": "AWS::SNS::Topic", "Properties": {}}
+        if resource["Type"] == "Custom::S3BucketNotifications":
+            t["Resources"]["Bucket"] = {"Type": "AWS::S3::Bucket", "Properties": {}}
+
+    return apply
+
+
+_QUEUE_CONFIGURATIONS = "QueueConfigurations"
+PRODUCERS: dict[str, tuple[str, Template]] = {
+    "sns": (
+        "Subscription",
+        {
+            "Type": "AWS::SNS::Subscription",
+            "Properties": {
+                "TopicArn": {"Ref": "Topic"},
+                "Protocol": "sqs",
+                "Endpoint": _SOURCE_ARN,
+            },
+        },
+    ),
+    "eventbridge": (
+        "Rule",
+        {
+            "Type": "AWS::Events::Rule",
+            "Properties": {
+                "EventPattern": {"source": ["orders.api"]},
+                "Targets": [{"Id": "queue", "Arn": _SOURCE_ARN}],
+            },
+        },
+    ),
+    "s3": (
+        "Bucket",
+        {
+            "Type": "AWS::S3::Bucket",
+            "Properties": {
+                "NotificationConfiguration": {
+                    _QUEUE_CONFIGURATIONS: [{"Event": "s3:ObjectCreated:*", "Queue": _SOURCE_ARN}]
+                }
+            },
+        },
+    ),
+    "cdk-s3": (
+        "Notifications",
+        {
+            "Type": "Custom::S3BucketNotifications",
+            "Properties": {
+                "ServiceToken": "arn:aws:lambda:us-east-1:123456789012:function:notifications",
+                "BucketName": {"Ref": "Bucket"},
+                "NotificationConfiguration": {
+                    _QUEUE_CONFIGURATIONS: [
+                        {"Events": ["s3:ObjectCreated:*"], "QueueArn": _SOURCE_ARN}
+                    ]
+                },
+            },
+        },
+    ),
+}
 
 
 FAULTS: list[Fault] = [
@@ -325,6 +422,145 @@ FAULTS: list[Fault] = [
         ),
         frozenset({("QR014", "Esm")}),
     ),
+    Fault(
+        "no-event-count",
+        "esm-metrics",
+        False,
+        lambda t: _p(t, "Esm").pop("MetricsConfig"),
+        frozenset({("QR015", "Esm")}),
+    ),
+    Fault(
+        "pollers-minimum-above-maximum",
+        "scaling",
+        False,
+        lambda t: _p(t, "Esm").update(
+            ProvisionedPollerConfig={"MinimumPollers": 20, "MaximumPollers": 10}
+        ),
+        frozenset({("QR016", "Esm")}),
+    ),
+    Fault(
+        "pollers-with-max-concurrency",
+        "scaling",
+        False,
+        lambda t: _p(t, "Esm").update(
+            ScalingConfig={"MaximumConcurrency": 5},
+            ProvisionedPollerConfig={"MinimumPollers": 2, "MaximumPollers": 10},
+        ),
+        frozenset({("QR016", "Esm")}),
+    ),
+    Fault(
+        "reserved-below-max-concurrency",
+        "scaling",
+        False,
+        lambda t: (
+            _p(t, "Fn").update(ReservedConcurrentExecutions=5),
+            _p(t, "Esm").update(ScalingConfig={"MaximumConcurrency": 10}),
+        ),
+        frozenset({("QR017", "Fn")}),
+    ),
+    Fault(
+        # 60 s: at most 5 x 60 s needed, and no other fault brings that below 60 s
+        "expires-before-dead-letter",
+        "dlq",
+        False,
+        lambda t: _p(t, "Source").update(MessageRetentionPeriod=60),
+        frozenset({("QR018", "Source")}),
+    ),
+    Fault(
+        "filter-criteria",
+        "filter",
+        False,
+        lambda t: _p(t, "Esm").update(
+            FilterCriteria={"Filters": [{"Pattern": '{"body": {"kind": ["order"]}}'}]}
+        ),
+        frozenset({("QR019", "Esm")}),
+    ),
+    Fault("drained-dlq", "dlq-consumer", False, _drained_dlq, frozenset({("QR020", "Dlq")})),
+    Fault(
+        # small sizes: no batch size another fault sets makes them reach Lambda's payload
+        "smaller-dlq-message-size",
+        "size",
+        False,
+        lambda t: (
+            _p(t, "Source").update(MaximumMessageSize=2048),
+            _p(t, "Dlq").update(MaximumMessageSize=1024),
+        ),
+        frozenset({("QR021", "Source")}),
+    ),
+    Fault(
+        "batch-above-payload",
+        "size",
+        False,
+        lambda t: _p(t, "Source").update(MaximumMessageSize=1_048_576),
+        frozenset({("QR022", "Esm")}),
+    ),
+    Fault(
+        "public-queue-policy",
+        "policy",
+        False,
+        _public_statement,
+        frozenset({("QR023", "Source"), ("QR023", "Dlq")}),
+    ),
+    Fault(
+        "silent-in-flight-alarm",
+        "alarm-source",
+        False,
+        lambda t: _p(t, "InFlight").pop("AlarmActions"),
+        frozenset({("QR024", "InFlight")}),
+    ),
+    Fault(
+        "dlq-alarm-actions-disabled",
+        "alarm-dlq",
+        False,
+        lambda t: _p(t, "DlqDepth").update(ActionsEnabled=False),
+        frozenset({("QR024", "DlqDepth")}),
+    ),
+    Fault(
+        "no-source-age-alarm",
+        "alarm-age",
+        False,
+        lambda t: t["Resources"].pop("SourceAge"),
+        frozenset({("QR025", "Source")}),
+    ),
+    Fault(
+        "no-dlq-age-alarm",
+        "alarm-age",
+        False,
+        lambda t: t["Resources"].pop("DlqAge"),
+        frozenset({("QR025", "Dlq")}),
+    ),
+    Fault(
+        "starting-position",
+        "position",
+        False,
+        lambda t: _p(t, "Esm").update(StartingPosition="LATEST"),
+        frozenset({("QR026", "Esm")}),
+    ),
+    Fault(
+        "fifo-property-on-standard",
+        "fifo-props",
+        False,
+        lambda t: _p(t, "Source").update(ContentBasedDeduplication=True),
+        frozenset({("QR027", "Source")}),
+    ),
+    Fault(
+        "recursive-loop-allowed",
+        "loop",
+        False,
+        lambda t: _p(t, "Fn").update(RecursiveLoop="Allow"),
+        frozenset({("QR028", "Fn")}),
+    ),
+    *(
+        # "sse": the unencrypted fault turns SSE-SQS off, which a KMS key would mask
+        Fault(
+            f"managed-key-{producer}",
+            "sse",
+            False,
+            _producer(*PRODUCERS[producer]),
+            frozenset({("QR029", "Source")}),
+        )
+        for producer in PRODUCERS
+    ),
 ]
 
 
@@ -419,6 +655,7 @@ def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Exp
         "Resources": {
             "Dlq": base["Resources"]["Dlq"],
             "DlqDepth": base["Resources"]["DlqDepth"],
+            "DlqAge": base["Resources"]["DlqAge"],
             "Policy": _policy(["Dlq"]),
         },
         "Outputs": {
@@ -429,7 +666,7 @@ def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Exp
         },
     }
     importer = healthy(name)
-    for logical_id in ("Dlq", "DlqDepth"):
+    for logical_id in ("Dlq", "DlqDepth", "DlqAge"):
         importer["Resources"].pop(logical_id)
     importer["Resources"]["Policy"] = _policy(["Source"])
     literal = rng.random() < 0.3
@@ -467,7 +704,7 @@ def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Exp
 
 def _missing_import(index: int) -> tuple[Template, Expected]:
     template = healthy(f"q{index:06d}")
-    for logical_id in ("Dlq", "DlqDepth"):
+    for logical_id in ("Dlq", "DlqDepth", "DlqAge"):
         template["Resources"].pop(logical_id)
     template["Resources"]["Policy"] = _policy(["Source"])
     _p(template, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -19,7 +20,11 @@ from constructs_lib import limits
 ALARM_PERIOD = Duration.seconds(limits.SQS_METRIC_PERIOD)
 # Approximate* metrics are gauges: the largest sample in the period is the one that matters.
 ALARM_STATISTIC = cloudwatch.Stats.MAXIMUM
+# Counters (messages received, events of an event source mapping) add up over the period.
+COUNT_STATISTIC = cloudwatch.Stats.SUM
 RUNBOOK = "Runbook: docs/alarms.md in the constructs_lib documentation."
+# CloudWatch PutMetricAlarm AlarmName: 1-255 characters.
+ALARM_NAME_MAX_LENGTH = 255
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,10 @@ class QueueAlarms:
     """Source ``ApproximateAgeOfOldestMessage`` past half its retention: messages about to expire."""
     dead_letter_expiry_risk: cloudwatch.Alarm
     """DLQ ``ApproximateAgeOfOldestMessage`` past half the time left: failures about to expire."""
+    dead_letter_arrivals: cloudwatch.Alarm | None = None
+    """DLQ ``NumberOfMessagesReceived`` >= 1 in a minute: made by ``add_dead_letter_consumer``,
+    because a consumer drains the DLQ and its depth alarm then stays at zero. None without a
+    dead-letter consumer."""
 
     def __iter__(self) -> Iterator[cloudwatch.Alarm]:
         yield from (
@@ -54,11 +63,35 @@ class QueueAlarms:
             self.source_expiry_risk,
             self.dead_letter_expiry_risk,
         )
+        if self.dead_letter_arrivals is not None:
+            yield self.dead_letter_arrivals
 
 
 def queue_metric(queue: sqs.IQueue, metric_name: str) -> cloudwatch.Metric:
     """An SQS gauge at the period and statistic every alarm and graph of this library uses."""
     return queue.metric(metric_name, period=ALARM_PERIOD, statistic=ALARM_STATISTIC)
+
+
+def queue_count_metric(queue: sqs.IQueue, metric_name: str) -> cloudwatch.Metric:
+    """An SQS counter (``NumberOfMessagesReceived``...), summed per minute."""
+    return queue.metric(metric_name, period=ALARM_PERIOD, statistic=COUNT_STATISTIC)
+
+
+def event_source_metric(
+    event_source: event_sources.SqsEventSource, metric_name: str
+) -> cloudwatch.Metric:
+    """An event source mapping's event count (``FailedInvokeEventCount``...), summed per minute.
+
+    Published only when the mapping's MetricsConfig has ``EventCount``; the dimension is the
+    mapping's UUID, which is its ``Ref`` (Lambda guide, monitoring-metrics-types).
+    """
+    return cloudwatch.Metric(
+        namespace=limits.ESM_METRIC_NAMESPACE,
+        metric_name=metric_name,
+        dimensions_map={limits.ESM_METRIC_DIMENSION: event_source.event_source_mapping_id},
+        period=ALARM_PERIOD,
+        statistic=COUNT_STATISTIC,
+    )
 
 
 def create_alarm(

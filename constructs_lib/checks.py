@@ -37,7 +37,7 @@ PLUGIN_VERSION = "0.1.0"
 
 @jsii.implements(IPolicyValidationPluginBeta1)
 class QueueResilienceChecks:
-    """Runs rules QR001-QR014 (and QR900/QR901) on the app's own templates.
+    """Runs rules QR001-QR029 (and QR900/QR901) on the app's own templates.
 
     ``findings`` holds the last run's findings for programs (and tests) that want them.
 

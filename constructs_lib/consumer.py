@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import Duration, Token
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
@@ -17,7 +18,8 @@ from constructs_lib.errors import Problem
 
 @dataclass(frozen=True)
 class ConsumerSettings:
-    """What ``ResilientQueue.add_lambda_consumer`` was asked for, in seconds where it is a time."""
+    """What ``ResilientQueue.add_lambda_consumer`` (or ``add_dead_letter_consumer``) was asked
+    for, in seconds where it is a time."""
 
     batch_size: int
     batching_window: int | None
@@ -26,11 +28,22 @@ class ConsumerSettings:
     visibility_timeout_factor: float
     enabled: bool
     filters: Sequence[Mapping[str, Any]] | None
+    event_source_metrics: bool = True
+    provisioned_pollers: tuple[int, int] | None = None
+
+    @property
+    def concurrency_ceiling(self) -> int | None:
+        """The most concurrent invocations this source can make; None when it is uncapped."""
+        maximum_pollers = self.provisioned_pollers[1] if self.provisioned_pollers else None
+        if not isinstance(maximum_pollers, int):
+            maximum_pollers = None  # a token: not known at synth
+        return policy.concurrency_ceiling(self.max_concurrency, maximum_pollers)
 
 
 @dataclass(frozen=True)
 class LambdaConsumer:
-    """One function attached to a ResilientQueue's source queue.
+    """One function attached to a queue of a ResilientQueue: its source queue
+    (``add_lambda_consumer``) or its dead-letter queue (``add_dead_letter_consumer``).
 
     ``visibility_timeout`` is what this consumer needs of the queue (seconds); the queue uses
     the largest over all of its consumers.
@@ -41,6 +54,12 @@ class LambdaConsumer:
     function_timeout: int
     visibility_timeout: int
     settings: ConsumerSettings
+    queue: sqs.IQueue
+    """The queue this consumer reads: the source queue or the dead-letter queue."""
+    failed_messages_alarm: cloudwatch.Alarm | None = None
+    """``FailedInvokeEventCount`` of the event source mapping >= 1 in a minute: messages the
+    function failed or returned in ``batchItemFailures``. None when ``event_source_metrics``
+    is off (the metric is then not published)."""
 
 
 def seconds_or_none(duration: Duration | None, prop: str = "duration") -> int | None:
@@ -113,6 +132,7 @@ def make_event_source(
     queue: sqs.IQueue, settings: ConsumerSettings
 ) -> event_sources.SqsEventSource:
     window = settings.batching_window
+    pollers = settings.provisioned_pollers
     return event_sources.SqsEventSource(
         queue,
         batch_size=settings.batch_size,
@@ -121,4 +141,16 @@ def make_event_source(
         report_batch_item_failures=settings.report_batch_item_failures,
         enabled=settings.enabled,
         filters=settings.filters,
+        # EventCount publishes PolledEventCount, InvokedEventCount, FailedInvokeEventCount,
+        # FilteredOutEventCount and DeletedEventCount per mapping (Lambda guide,
+        # monitoring-metrics-types): with batch item failures reported, FailedInvokeEventCount
+        # is the only early signal of failing messages.
+        metrics_config=lambda_.MetricsConfig(metrics=[lambda_.MetricType.EVENT_COUNT])
+        if settings.event_source_metrics
+        else None,
+        provisioned_poller_config=lambda_.ProvisionedPollerConfig(
+            minimum_pollers=pollers[0], maximum_pollers=pollers[1]
+        )
+        if pollers is not None
+        else None,
     )

@@ -8,13 +8,27 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from constructs_lib import limits
-from constructs_lib.alarms import ALARM_PERIOD, queue_metric
+from constructs_lib.alarms import (
+    ALARM_PERIOD,
+    event_source_metric,
+    queue_count_metric,
+    queue_metric,
+)
 
 if TYPE_CHECKING:
+    from constructs_lib.consumer import LambdaConsumer
     from constructs_lib.queue import ResilientQueue
 
 GRAPH_WIDTH = 12
 GRAPH_HEIGHT = 6
+# The event counts of one event source mapping, in the order a message meets them.
+EVENT_COUNTS = (
+    (limits.METRIC_ESM_POLLED, "polled"),
+    (limits.METRIC_ESM_FILTERED_OUT, "filtered out (deleted unprocessed)"),
+    (limits.METRIC_ESM_INVOKED, "invoked"),
+    (limits.METRIC_ESM_FAILED, "failed"),
+    (limits.METRIC_ESM_DELETED, "deleted (processed)"),
+)
 
 
 def _graph(
@@ -32,17 +46,36 @@ def _graph(
 
 
 def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudwatch.Dashboard:
-    """Queue depth, in-flight, oldest-message age, DLQ depth, and each consumer's health."""
+    """Queue depth, in-flight, oldest-message age, DLQ depth and arrivals, and each consumer's
+    health and event counts."""
     source, dlq, alarms = queue.queue, queue.dead_letter_queue, queue.alarms
+    consumers = [*queue.consumers, *queue.dead_letter_consumers]
+    consumer_alarms = [c.failed_messages_alarm for c in consumers if c.failed_messages_alarm]
+    dead_letter_metrics: list[cloudwatch.IMetric] = [queue_metric(dlq, limits.METRIC_VISIBLE)]
+    dead_letter_annotations = [alarms.dead_letter_depth.to_annotation()]
+    if alarms.dead_letter_arrivals is not None:
+        # A consumer drains the DLQ: arrivals show where the depth stays at zero.
+        dead_letter_metrics.append(
+            queue_count_metric(dlq, limits.METRIC_RECEIVED).with_(label="received")
+        )
+        dead_letter_annotations.append(alarms.dead_letter_arrivals.to_annotation())
     widgets: list[cloudwatch.IWidget] = [
         cloudwatch.AlarmStatusWidget(
-            title="Alarms", alarms=list(alarms), width=GRAPH_WIDTH * 2, height=3
+            title="Alarms",
+            alarms=[*alarms, *consumer_alarms],
+            width=GRAPH_WIDTH * 2,
+            height=3,
         ),
         _graph("Messages waiting", [queue_metric(source, limits.METRIC_VISIBLE)]),
         _graph(
             "Messages in flight",
             [queue_metric(source, limits.METRIC_IN_FLIGHT)],
-            [alarms.in_flight.to_annotation()],
+            # The threshold as deployed: consumers may have raised it after the alarm was made.
+            [
+                cloudwatch.HorizontalAnnotation(
+                    value=queue.in_flight_threshold, label="in-flight alarm"
+                )
+            ],
         ),
         _graph(
             "Age of oldest message (s)",
@@ -55,35 +88,47 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
                 alarms.dead_letter_expiry_risk.to_annotation(),
             ],
         ),
-        _graph(
-            "Dead letters",
-            [queue_metric(dlq, limits.METRIC_VISIBLE)],
-            [alarms.dead_letter_depth.to_annotation()],
-        ),
+        _graph("Dead letters", dead_letter_metrics, dead_letter_annotations),
     ]
-    for consumer in queue.consumers:
-        function = consumer.function
-        widgets.append(
-            _graph(
-                f"Consumer {function.node.id}: errors and throttles",
-                [
-                    function.metric_errors(period=ALARM_PERIOD),
-                    function.metric_throttles(period=ALARM_PERIOD),
-                ],
-            )
-        )
-        widgets.append(
-            _graph(
-                f"Consumer {function.node.id}: duration (ms)",
-                [function.metric_duration(period=ALARM_PERIOD, statistic=cloudwatch.Stats.MAXIMUM)],
-                [
-                    cloudwatch.HorizontalAnnotation(
-                        value=Duration.seconds(consumer.function_timeout).to_milliseconds(),
-                        label="function timeout",
-                    )
-                ],
-            )
-        )
+    for consumer in consumers:
+        widgets += _consumer_graphs(consumer, consumer in queue.dead_letter_consumers)
     return cloudwatch.Dashboard(
         queue, "Dashboard", dashboard_name=dashboard_name, widgets=[[w] for w in widgets]
     )
+
+
+def _consumer_graphs(consumer: LambdaConsumer, dead_letter: bool) -> list[cloudwatch.IWidget]:
+    """The function's errors, throttles and duration; the mapping's event counts."""
+    function = consumer.function
+    title = f"{'Dead-letter consumer' if dead_letter else 'Consumer'} {function.node.id}"
+    widgets: list[cloudwatch.IWidget] = [
+        _graph(
+            f"{title}: errors and throttles",
+            [
+                function.metric_errors(period=ALARM_PERIOD),
+                function.metric_throttles(period=ALARM_PERIOD),
+            ],
+        ),
+        _graph(
+            f"{title}: duration (ms)",
+            [function.metric_duration(period=ALARM_PERIOD, statistic=cloudwatch.Stats.MAXIMUM)],
+            [
+                cloudwatch.HorizontalAnnotation(
+                    value=Duration.seconds(consumer.function_timeout).to_milliseconds(),
+                    label="function timeout",
+                )
+            ],
+        ),
+    ]
+    if consumer.failed_messages_alarm is not None:
+        widgets.append(
+            _graph(
+                f"{title}: events per minute",
+                [
+                    event_source_metric(consumer.event_source, metric).with_(label=label)
+                    for metric, label in EVENT_COUNTS
+                ],
+                [consumer.failed_messages_alarm.to_annotation()],
+            )
+        )
+    return widgets

@@ -1,7 +1,7 @@
 """Every public parameter, declared once: the kind of value it accepts, its range and its unit.
 
-Each call of the public API (``ResilientQueue(...)``, ``add_lambda_consumer``, ``add_dashboard``,
-``QueueResilienceChecks(...)``) passes its arguments to its table before any of them reaches
+Each call of the public API (``ResilientQueue(...)``, ``add_lambda_consumer``,
+``add_dead_letter_consumer``, ``add_dashboard``, ``QueueResilienceChecks(...)``) passes its arguments to its table before any of them reaches
 jsii: a value of the wrong kind is a ``ParameterTypeError`` (a ``TypeError``), a value out of
 range a ``Problem`` that the call raises with its other problems as one ``ConfigurationError``.
 A table must name exactly the parameters of its call, so no parameter goes unchecked; the
@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -247,6 +251,27 @@ def _whole_seconds(param: Param, duration: Duration) -> tuple[int | None, Proble
     )
 
 
+@dataclass(frozen=True)
+class Pair(Kind):
+    """A ``tuple`` of two whole numbers, (minimum, maximum); each may be a token number."""
+
+    units: str
+    example: str
+    accepts: str = "a `tuple` of two `int` (minimum, maximum)"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        fix = f"pass {prop}={self.example}"
+        if not isinstance(value, tuple):
+            return f"is {kind_of(value)}, not a tuple (minimum, maximum)", fix
+        if len(value) != 2:
+            return f"is a tuple of {len(value)} items, not two (minimum, maximum)", fix
+        for index, item in enumerate(value):
+            reason = Whole(self.units).wrong(f"{prop}[{index}]", item)
+            if reason is not None:
+                return f"holds at [{index}] a value that {reason[0]}", fix
+        return None
+
+
 # --- the tables -------------------------------------------------------------------------------
 
 _RETENTION = Range(limits.RETENTION_MIN, limits.RETENTION_MAX, "s")
@@ -322,6 +347,16 @@ QUEUE = Table(
             fix="remove visibility_timeout to let the library derive it from the consumers",
         ),
         Param(
+            "max_message_size",
+            Whole("bytes"),
+            f"SQS's {limits.MESSAGE_SIZE_DEFAULT:,} bytes (1 MiB), not set in the template",
+            "the created DLQ gets the same; a given DLQ may not allow less",
+            optional=True,
+            range=Range(limits.MESSAGE_SIZE_MIN, limits.MESSAGE_SIZE_MAX, "bytes"),
+            fix=f"choose a size from {limits.MESSAGE_SIZE_MIN} to {limits.MESSAGE_SIZE_MAX} bytes "
+            "(1 MiB), or leave it unset for SQS's default of 1 MiB",
+        ),
+        Param(
             "encryption_key",
             Implements(kms.IKey, "kms.IKey", "kms.Key(stack, 'Key')"),
             "none: SSE-SQS on both queues",
@@ -368,7 +403,7 @@ QUEUE = Table(
             "alarm_actions",
             _ALARM_ACTIONS,
             "none",
-            "applied to every alarm when it fires",
+            "applied to every alarm when it fires; empty warns (the alarms notify nobody)",
         ),
         Param(
             "ok_actions",
@@ -380,7 +415,8 @@ QUEUE = Table(
             "in_flight_alarm_threshold",
             Whole("messages"),
             f"{policy.default_in_flight_threshold(False):,} (a tenth of the "
-            f"{limits.IN_FLIGHT_QUOTA_STANDARD:,} in-flight quota)",
+            f"{limits.IN_FLIGHT_QUOTA_STANDARD:,} in-flight quota), or more when the capped "
+            "consumers hold more in flight at full speed",
             "up to the queue's in-flight quota",
             optional=True,
             range=Range(
@@ -402,14 +438,33 @@ QUEUE = Table(
     ),
 )
 
+_FUNCTION = Implements(
+    lambda_.IFunction, "lambda_.IFunction", "lambda_.Function(stack, 'Worker', ...)"
+)
+_EVENT_SOURCE_METRICS = Param(
+    "event_source_metrics",
+    Flag(),
+    "on",
+    "the mapping's `EventCount` metrics and an alarm on `FailedInvokeEventCount`; off with "
+    "`report_batch_item_failures` warns",
+)
+_PROVISIONED_POLLERS = Param(
+    "provisioned_pollers",
+    Pair("pollers", "(2, 20)"),
+    "none: on-demand polling",
+    f"provisioned mode (extra cost): minimum {limits.MIN_POLLERS_MIN}-{limits.MIN_POLLERS_MAX}, "
+    f"maximum {limits.MAX_POLLERS_MIN}-{limits.MAX_POLLERS_MAX:,}, minimum <= maximum; not with "
+    f"`max_concurrency`; each poller makes up to {limits.INVOCATIONS_PER_POLLER} concurrent "
+    "invocations",
+    optional=True,
+)
+
 CONSUMER = Table(
     "add_lambda_consumer",
     (
         Param(
             "function",
-            Implements(
-                lambda_.IFunction, "lambda_.IFunction", "lambda_.Function(stack, 'Worker', ...)"
-            ),
+            _FUNCTION,
             "required",
             "a function, alias or version; each at most once per queue",
         ),
@@ -439,7 +494,7 @@ CONSUMER = Table(
             "max_concurrency",
             Whole("invocations"),
             "no limit",
-            "",
+            "not with `provisioned_pollers`",
             optional=True,
             range=Range(limits.MAX_CONCURRENCY_MIN, limits.MAX_CONCURRENCY_MAX),
             fix=f"choose a maximum concurrency from {limits.MAX_CONCURRENCY_MIN} to "
@@ -478,8 +533,40 @@ CONSUMER = Table(
             "filters",
             SequenceOf(Dictionary(), "dict"),
             "every message",
-            "`lambda_.FilterCriteria.filter(...)`; passed to the event source",
+            "`lambda_.FilterCriteria.filter(...)`; a message matching none is deleted, never "
+            "dead-lettered (warns)",
             optional=True,
+        ),
+        _EVENT_SOURCE_METRICS,
+        _PROVISIONED_POLLERS,
+    ),
+)
+
+_CONSUMER_PARAMS = {param.name: param for param in CONSUMER.params}
+# The same settings as a source consumer, on the DLQ; no filters (a message matching none would
+# be deleted, and a dead letter is the last copy) and no disabled mapping (then why add it).
+DEAD_LETTER_CONSUMER = Table(
+    "add_dead_letter_consumer",
+    (
+        Param(
+            "function",
+            _FUNCTION,
+            "required",
+            "a function, alias or version; each at most once per dead-letter queue; not with a "
+            "`dead_letter_queue` you gave",
+        ),
+        *(
+            _CONSUMER_PARAMS[name]
+            for name in (
+                "batch_size",
+                "max_batching_window",
+                "max_concurrency",
+                "report_batch_item_failures",
+                "visibility_timeout_factor",
+                "function_timeout",
+                "event_source_metrics",
+                "provisioned_pollers",
+            )
         ),
     ),
 )
@@ -511,7 +598,99 @@ CHECKS = Table(
     ),
 )
 
-TABLES = (QUEUE, CONSUMER, DASHBOARD, CHECKS)
+
+@dataclass(frozen=True)
+class AnyOf(Kind):
+    """A value of any of ``kinds``: an SNS topic, an EventBridge rule or an S3 bucket."""
+
+    kinds: tuple[Instance, ...]
+    example: str
+
+    @property
+    def accepts(self) -> str:  # type: ignore[override]
+        labels = [kind.accepts for kind in self.kinds]
+        return ", ".join(labels[:-1]) + " or " + labels[-1]
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if any(kind.matches(value) for kind in self.kinds):
+            return None
+        names = " or ".join(kind.label for kind in self.kinds)
+        return f"is {kind_of(value)}, not {names}", f"pass {prop}={self.example}"
+
+
+REDRIVE = Table(
+    "grant_redrive",
+    (
+        Param(
+            "grantee",
+            Implements(
+                iam.IGrantable,
+                "iam.IGrantable",
+                "iam.Role(stack, 'Operator', assumed_by=iam.AccountRootPrincipal())",
+            ),
+            "required",
+            "a role, user, group or function; gets the actions on the two queues and their keys",
+        ),
+    ),
+)
+
+PRODUCER = Table(
+    "add_producer",
+    (
+        Param(
+            "source",
+            AnyOf(
+                (
+                    Implements(sns.ITopic, "sns.ITopic", "sns.Topic(stack, 'Events')"),
+                    Implements(events.IRule, "events.IRule", "events.Rule(stack, 'Rule', ...)"),
+                    Implements(s3.IBucket, "s3.IBucket", "s3.Bucket(stack, 'Uploads')"),
+                ),
+                "sns.Topic(stack, 'Events'), an events.Rule or an s3.Bucket",
+            ),
+            "required",
+            "a rule or bucket of the queue's stack; a topic or rule once per queue; not with "
+            "the AWS managed key `alias/aws/sqs`",
+        ),
+        Param(
+            "s3_events",
+            SequenceOf(
+                Instance(s3.EventType, "s3.EventType", "s3.EventType.OBJECT_REMOVED"),
+                "s3.EventType",
+            ),
+            "`s3.EventType.OBJECT_CREATED`",
+            "S3 only; not for a FIFO queue",
+        ),
+        Param(
+            "s3_filters",
+            SequenceOf(
+                Instance(
+                    s3.NotificationKeyFilter,
+                    "s3.NotificationKeyFilter",
+                    "s3.NotificationKeyFilter(prefix='in/')",
+                ),
+                "s3.NotificationKeyFilter",
+            ),
+            "every object",
+            "S3 only; applied to each of `s3_events`",
+        ),
+        Param(
+            "raw_message_delivery",
+            Flag(),
+            "off: each message is SNS's JSON envelope",
+            "SNS only",
+        ),
+        Param(
+            "message_group_id",
+            Text(),
+            "none",
+            "EventBridge only; required for a FIFO queue, which also needs "
+            "`content_based_deduplication=True`",
+            optional=True,
+        ),
+    ),
+)
+
+TABLES = (QUEUE, CONSUMER, DEAD_LETTER_CONSUMER, DASHBOARD, CHECKS, REDRIVE, PRODUCER)
 
 
 # --- the checks of one call, beyond the table: rules between parameters, misuse of the API -----
@@ -584,6 +763,8 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     else:
         dead_letter_retention = given["dead_letter_retention_period"]
     problems += policy.retention_order_problems(fifo, source_retention, dead_letter_retention)
+    problems += _message_size_problems(given, problems, dead_letter_queue)
+    problems += _expiry_problems(given, problems, source_retention)
     if not fifo:
         problems += [
             Problem(
@@ -608,6 +789,48 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
         )
     return QueueGiven(
         given.values, problems, unresolved, fifo, source_retention, dead_letter_retention
+    )
+
+
+def _message_size_problems(
+    given: Given, problems: list[Problem], dead_letter_queue: sqs.IQueue | None
+) -> list[Problem]:
+    """A given DLQ must take every message the source takes (a created one gets the source's
+    size). An unset size is SQS's default, 1 MiB, on either queue."""
+    if (
+        dead_letter_queue is None
+        or "max_message_size" in given.unresolved
+        or any(p.prop == "max_message_size" for p in problems)
+    ):
+        return []
+    source = given["max_message_size"]
+    if source is None:
+        source = limits.MESSAGE_SIZE_DEFAULT
+    return policy.message_size_problems(source, _own_message_size(dead_letter_queue))
+
+
+def _own_message_size(queue: sqs.IQueue) -> int | None:
+    """The maximum message size of a queue defined in this app; None when it cannot be read."""
+    cfn = queue.node.default_child
+    if not isinstance(cfn, sqs.CfnQueue):
+        return None
+    value = cfn.maximum_message_size
+    if value is None:
+        return limits.MESSAGE_SIZE_DEFAULT
+    return None if Token.is_unresolved(value) else int(value)
+
+
+def _expiry_problems(
+    given: Given, problems: list[Problem], source_retention: int | None
+) -> list[Problem]:
+    """An explicit visibility timeout that lets messages expire before they are dead-lettered.
+    Without one the consumers set it: ``add_lambda_consumer`` checks then, and the construct
+    checks SQS's default at synth when no consumer came."""
+    judged = ("max_receive_count", "retention_period", "visibility_timeout")
+    if given["visibility_timeout"] is None or any(p.prop in judged for p in problems):
+        return []
+    return policy.expiry_before_dead_letter_problems(
+        given["max_receive_count"], given["visibility_timeout"], source_retention
     )
 
 
@@ -637,11 +860,18 @@ def _own_retention(queue: sqs.IQueue) -> int | None:
 
 
 def consumer_misuse_problems(
-    queue: Any, queue_stack: Stack, function: lambda_.IFunction
+    queue: Any,
+    queue_stack: Stack,
+    function: lambda_.IFunction,
+    consumers: Sequence[Any] | None = None,
+    consumed: str | None = None,
 ) -> list[Problem]:
     """A function twice on one queue, or one that this queue cannot reach: another app, another
     account or region (``queue`` is a ResilientQueue). A function in another stack of the same
-    app and environment works: its stack gets the event source mapping and the grants."""
+    app and environment works: its stack gets the event source mapping and the grants.
+
+    ``consumers`` are those of the queue being consumed (default: the source's) and
+    ``consumed`` names that queue in the message (default: the ResilientQueue's path)."""
     function_stack = Stack.of(function)
     if function_stack is not queue_stack:
         if function.node.root is not queue.node.root:
@@ -667,13 +897,14 @@ def consumer_misuse_problems(
                     "define the function in a stack of the queue's account and region",
                 )
             ]
-    for consumer in queue.consumers:
+    for consumer in queue.consumers if consumers is None else consumers:
         if consumer.function is function or consumer.function.node.path == function.node.path:
             return [
                 Problem(
                     "function",
                     function,
-                    f"already consumes {queue.node.path}; a second event source mapping would "
+                    f"already consumes {consumed or queue.node.path}; a second event source "
+                    "mapping would "
                     "deliver every message to it twice",
                     "add each function once per queue (raise batch_size or max_concurrency for "
                     "more throughput)",
@@ -703,7 +934,7 @@ def dashboard_problems(queue: Any, dashboard_name: str | None) -> list[Problem]:
             "rejects",
             "add the dashboard before that consumer, or define the function in the queue's stack",
         )
-        for consumer in queue.consumers
+        for consumer in [*queue.consumers, *queue.dead_letter_consumers]
         if Stack.of(consumer.function) is not queue_stack
     ]
     if queue.node.try_find_child("Dashboard") is not None:

@@ -27,6 +27,11 @@ INLINE_POLICY_REASON = (
     "The role belongs to this one function and holds only the grants CDK writes for it (its log "
     "group, its queue, its key, X-Ray); a customer-managed policy would hold the same statements."
 )
+REDRIVE_POLICY_REASON = (
+    "The role exists only to redrive failed payments; its one policy holds exactly the "
+    "statements grant_redrive writes, scoped to the two payment queues and their key. A "
+    "customer-managed policy would hold the same statements."
+)
 VPC_REASON = (
     "The function reaches only AWS service APIs (SQS through its event source, KMS, CloudWatch "
     "Logs, X-Ray) and no private network resource; VPC placement with interface endpoints is the "
@@ -35,7 +40,12 @@ VPC_REASON = (
 
 
 class PipelinesStack(Stack):
-    """A standard orders pipeline (SSE-SQS) and a FIFO payments pipeline (SSE-KMS)."""
+    """A standard orders pipeline (SSE-SQS) and a FIFO payments pipeline (SSE-KMS).
+
+    Orders arrive from an SNS topic; a provisioned-mode consumer processes them, and a second
+    function records the orders that end in the dead-letter queue. Payments' dead letters stay
+    in their queue for an operator, whose role may redrive them to the source.
+    """
 
     def __init__(self, scope: Construct, construct_id: str, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
@@ -61,11 +71,20 @@ class PipelinesStack(Stack):
             alarm_actions=alarm_actions,
             ok_actions=alarm_actions,
         )
+        order_events = sns.Topic(self, "OrderEvents", master_key=key, enforce_ssl=True)
+        orders.add_producer(order_events, raw_message_delivery=True)
+        # Provisioned mode keeps 2 pollers ready and scales to 5, at most 50 concurrent
+        # invocations: the handler's reserved concurrency. Pollers are billed while provisioned.
         orders.add_lambda_consumer(
             self._function("OrdersHandler", "orders.handler", Duration.seconds(30), key),
             batch_size=100,
             max_batching_window=Duration.seconds(5),
-            max_concurrency=20,
+            provisioned_pollers=(2, 5),
+        )
+        orders.add_dead_letter_consumer(
+            self._function(
+                "RejectedOrdersHandler", "rejected_orders.handler", Duration.seconds(10), key
+            ),
         )
         orders.add_dashboard()
 
@@ -84,6 +103,20 @@ class PipelinesStack(Stack):
             batch_size=10,
         )
         payments.add_dashboard()
+        redrive_operator = iam.Role(
+            self,
+            "PaymentsRedriveOperator",
+            assumed_by=iam.AccountPrincipal(self.account),
+            description="Moves failed payments back to the payments queue once their cause is fixed",
+        )
+        payments.grant_redrive(redrive_operator)
+        acknowledge(
+            redrive_operator,
+            {
+                "NIST.800.53.R5::NIST.800.53.R5-IAMNoInlinePolicy": REDRIVE_POLICY_REASON,
+                "HIPAA.Security::HIPAA.Security-IAMNoInlinePolicy": REDRIVE_POLICY_REASON,
+            },
+        )
 
     def _function(
         self, construct_id: str, handler: str, timeout: Duration, key: kms.IKey

@@ -39,7 +39,7 @@ EXIT_NOT_FINISHED = 3
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="queue-audit",
-        description="Find SQS resilience faults (rules QR001-QR014) across CloudFormation "
+        description="Find SQS resilience faults (rules QR001-QR029) across CloudFormation "
         "templates and cdk.out cloud assemblies, following references across stacks.",
     )
     parser.add_argument(

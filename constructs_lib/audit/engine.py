@@ -36,6 +36,11 @@ _ROLE_LABEL = {
     model.ROLE_POLICY: "Queues entry",
     model.ROLE_FEEDS_DLQ: "dead-letter target",
 }
+_PRODUCER_LABEL = {
+    model.PRODUCER_SNS: "subscription Endpoint",
+    model.PRODUCER_EVENTBRIDGE: "target Arn",
+    model.PRODUCER_S3: "notification queue",
+}
 
 
 @dataclass
@@ -69,7 +74,10 @@ def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
         reason = "its value cannot be known before deployment"
     else:
         reason = f"no audited template defines that {edge.kind}"
-    label = _ROLE_LABEL.get(edge.role, edge.role)
+    if edge.role == model.ROLE_PRODUCER:
+        label = _PRODUCER_LABEL.get(edge.detail, edge.role)
+    else:
+        label = _ROLE_LABEL.get(edge.role, edge.role)
     queue = source.logical_id if source.type == model.QUEUE else ""
     return rules.unresolved_finding(
         model.Resource.from_row(source),
@@ -122,11 +130,29 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
             rows.append(MemberRow(edge.to_uid, model.MEMBER_POLICY, "", edge.from_uid))
         elif edge.role == model.ROLE_FEEDS_DLQ:
             rows.append(MemberRow(edge.to_uid, model.MEMBER_FEEDER, edge.detail, edge.from_uid))
+        elif edge.role == model.ROLE_PRODUCER:
+            rows.append(MemberRow(edge.to_uid, model.MEMBER_PRODUCER, edge.detail, edge.from_uid))
         elif edge.role == model.ROLE_ALLOW_SOURCE:
             rows.append(MemberRow(edge.from_uid, model.MEMBER_ALLOW_SOURCE, "", edge.to_uid))
-    for edge in event_sources:
-        for function in functions_of.get(edge.from_uid, []):
-            rows.append(MemberRow(edge.to_uid, model.MEMBER_FUNCTION, edge.from_uid, function))
+    # (queue, mapping, function) for every mapping that reads a queue into a function
+    consumers = sorted(
+        {
+            (edge.to_uid, edge.from_uid, function)
+            for edge in event_sources
+            for function in functions_of.get(edge.from_uid, [])
+        }
+    )
+    mappings_of: dict[str, set[str]] = defaultdict(set)
+    for _queue, mapping, function in consumers:
+        mappings_of[function].add(mapping)
+    consumed_by: set[tuple[str, str]] = set()
+    for queue, mapping, function in consumers:
+        rows.append(MemberRow(queue, model.MEMBER_FUNCTION, mapping, function))
+        consumed_by.add((queue, function))
+    # Each consumer function's mappings across the fleet, into every queue it consumes.
+    for queue, function in sorted(consumed_by):
+        for mapping in sorted(mappings_of[function]):
+            rows.append(MemberRow(queue, model.MEMBER_FUNCTION_MAPPING, function, mapping))
     return rows
 
 

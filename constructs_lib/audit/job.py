@@ -332,7 +332,8 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
 
     One pass over the resolved edges turns each edge into its member rows (a DLQ edge makes two:
     the DLQ in its source's context and the source in the DLQ's); one join adds each event
-    source's function to the queue it reads.
+    source's function to the queue it reads, and a join of those on the function adds all of
+    the function's queue-reading mappings, wherever they are in the fleet.
     """
 
     def member(queue: str, name: str, uid: str, detail: str | None = None) -> Any:
@@ -365,6 +366,10 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
             F.array(member("to_uid", model.MEMBER_FEEDER, "from_uid", "detail")),
         )
         .when(
+            role == model.ROLE_PRODUCER,
+            F.array(member("to_uid", model.MEMBER_PRODUCER, "from_uid", "detail")),
+        )
+        .when(
             role == model.ROLE_ALLOW_SOURCE,
             F.array(member("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid")),
         )
@@ -380,11 +385,28 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
     functions = resolved.filter(role == model.ROLE_FUNCTION).select(
         F.col("from_uid").alias("mapping_uid"), F.col("to_uid").alias("uid")
     )
-    consumer_functions = event_sources.join(functions, "mapping_uid").select(
+    consumers = event_sources.join(functions, "mapping_uid").distinct()
+    consumer_functions = consumers.select(
         "queue_uid",
         F.lit(model.MEMBER_FUNCTION).alias("member"),
         F.col("mapping_uid").alias("detail"),
         "uid",
+    )
+    # Each consumer function's mappings across the fleet, into every queue it consumes: a
+    # second join, on the function, of the consumers with themselves.
+    mappings_of = consumers.select(
+        F.col("uid").alias("function_uid"), F.col("mapping_uid").alias("uid")
+    ).distinct()
+    function_mappings = (
+        consumers.select("queue_uid", F.col("uid").alias("function_uid"))
+        .distinct()
+        .join(mappings_of, "function_uid")
+        .select(
+            "queue_uid",
+            F.lit(model.MEMBER_FUNCTION_MAPPING).alias("member"),
+            F.col("function_uid").alias("detail"),
+            "uid",
+        )
     )
     own = queues.select(
         F.col("uid").alias("queue_uid"),
@@ -392,7 +414,9 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
         F.lit("").alias("detail"),
         F.col("uid"),
     )
-    return own.unionByName(from_edges).unionByName(consumer_functions)
+    return (
+        own.unionByName(from_edges).unionByName(consumer_functions).unionByName(function_mappings)
+    )
 
 
 def evaluation_rows(

@@ -35,6 +35,11 @@ EVENT_INVOKE_CONFIG = "AWS::Lambda::EventInvokeConfig"
 PIPE = "AWS::Pipes::Pipe"
 SCHEDULE = "AWS::Scheduler::Schedule"
 SNS_SUBSCRIPTION = "AWS::SNS::Subscription"
+# Resources through which a service sends messages to a queue (producers).
+SNS_TOPIC = "AWS::SNS::Topic"  # inline Subscription entries
+BUCKET = "AWS::S3::Bucket"  # NotificationConfiguration.QueueConfigurations
+# CDK writes a bucket's notifications as this custom resource, in the S3 API's shape.
+BUCKET_NOTIFICATIONS = "Custom::S3BucketNotifications"
 AUDITED_TYPES = frozenset(
     {
         QUEUE,
@@ -47,6 +52,9 @@ AUDITED_TYPES = frozenset(
         PIPE,
         SCHEDULE,
         SNS_SUBSCRIPTION,
+        SNS_TOPIC,
+        BUCKET,
+        BUCKET_NOTIFICATIONS,
     }
 )
 # Normalized properties: which top-level properties took their value from a parameter.
@@ -64,6 +72,13 @@ ROLE_FUNCTION = "function"  # event source mapping FunctionName -> function
 ROLE_ALARM = "alarm"  # alarm dimension QueueName -> queue (detail: metric name)
 ROLE_POLICY = "policy"  # queue policy Queues[i] -> queue
 ROLE_FEEDS_DLQ = "feeds_dlq"  # a service's dead-letter setting -> queue (detail: the service)
+# An SNS subscription, an EventBridge rule target or an S3 notification -> queue (detail: the
+# service: one of PRODUCER_SERVICES).
+ROLE_PRODUCER = "producer"
+PRODUCER_SNS = "SNS"
+PRODUCER_EVENTBRIDGE = "EventBridge"
+PRODUCER_S3 = "S3"
+PRODUCER_SERVICES = (PRODUCER_SNS, PRODUCER_EVENTBRIDGE, PRODUCER_S3)
 
 # Members of a queue context (who stands where around the queue).
 MEMBER_QUEUE = "queue"
@@ -75,6 +90,11 @@ MEMBER_ALARM = "alarm"  # detail: the metric name
 MEMBER_POLICY = "policy"
 MEMBER_ALLOW_SOURCE = "allow_source"
 MEMBER_FEEDER = "feeder"  # detail: the service that sends its failures to this queue
+MEMBER_PRODUCER = "producer"  # detail: the service that sends messages to this queue
+# Every queue-reading mapping (event source mapping or pipe) of a function that consumes this
+# queue, wherever in the fleet it is: detail is the function's uid. A function's reserved
+# concurrency must cover all its SQS sources, not only this queue's.
+MEMBER_FUNCTION_MAPPING = "function_mapping"
 
 
 def uid(file: str, logical_id: str) -> str:
@@ -243,6 +263,15 @@ class QueueContext:
     allowed_sources: frozenset[str] = field(default_factory=frozenset)  # resolved uids
     # services that send their failures here: (resource, "Lambda async invocations", ...)
     feeders: tuple[tuple[Resource, str], ...] = ()
+    # services that send messages here: (resource, "SNS" | "EventBridge" | "S3")
+    producers: tuple[tuple[Resource, str], ...] = ()
+    # (function uid, mapping) for every queue-reading mapping, across the fleet, of each
+    # function that consumes this queue (this queue's own mappings included)
+    function_mappings: tuple[tuple[str, Resource], ...] = ()
+
+    def mappings_of(self, function_uid: str) -> tuple[Resource, ...]:
+        """Every queue-reading mapping of a consumer function, in uid order."""
+        return tuple(m for f, m in self.function_mappings if f == function_uid)
 
     @property
     def is_dead_letter_queue(self) -> bool:
@@ -300,6 +329,8 @@ def build_context(
     policies: dict[str, Resource] = {}
     allowed: set[str] = set()
     feeders: dict[tuple[str, str], tuple[Resource, str]] = {}
+    producers: dict[tuple[str, str], tuple[Resource, str]] = {}
+    function_mappings: dict[tuple[str, str], Resource] = {}  # (function uid, mapping uid)
     for member, detail, row in members:
         if member == MEMBER_QUEUE:
             queue = resource(row)
@@ -319,6 +350,10 @@ def build_context(
             allowed.add(row.uid)
         elif member == MEMBER_FEEDER:
             feeders[(row.uid, detail)] = (resource(row), detail)
+        elif member == MEMBER_PRODUCER:
+            producers[(row.uid, detail)] = (resource(row), detail)
+        elif member == MEMBER_FUNCTION_MAPPING:
+            function_mappings[(detail, row.uid)] = resource(row)
     if queue is None or queue.uid != queue_uid:
         return None
     return QueueContext(
@@ -330,6 +365,8 @@ def build_context(
         policies=tuple(policies[k] for k in sorted(policies)),
         allowed_sources=frozenset(allowed),
         feeders=tuple(feeders[k] for k in sorted(feeders)),
+        producers=tuple(producers[k] for k in sorted(producers)),
+        function_mappings=tuple((k[0], function_mappings[k]) for k in sorted(function_mappings)),
     )
 
 

@@ -1,4 +1,4 @@
-"""The rule catalog (QR001-QR014) as pure functions over one queue's context.
+"""The rule catalog (QR001-QR029) as pure functions over one queue's context.
 
 The Spark job, the single-process engine and the in-app validation plugin all call
 ``evaluate``; the numbers and decisions come from ``constructs_lib.limits`` and
@@ -15,12 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from constructs_lib import limits, policy
-from constructs_lib.audit.intrinsics import describe, is_unresolved
+from constructs_lib.audit.intrinsics import describe, is_ref, is_unresolved
 from constructs_lib.audit.model import (
+    EVENT_RULE,
+    EVENT_SOURCE_MAPPING,
     PARAMETER_SOURCES,
     PIPE,
     PIPE_TARGET,
     PIPE_TARGET_LAMBDA,
+    PRODUCER_EVENTBRIDGE,
+    PRODUCER_SNS,
+    SNS_SUBSCRIPTION,
     Consumer,
     Finding,
     NoteRow,
@@ -413,6 +418,424 @@ def _qr014(ctx: QueueContext) -> Iterator[Outcome]:
             )
 
 
+# --- Event source mappings: metrics, provisioned mode, concurrency, filters ------------------
+
+_REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
+
+
+def _mappings(ctx: QueueContext) -> list[Resource]:
+    """The queue's Lambda event source mappings (pipes have none of their settings)."""
+    return [c.mapping for c in ctx.consumers if c.mapping.type == EVENT_SOURCE_MAPPING]
+
+
+def _strings(resource: Resource, prop: str, value: Any) -> list[str]:
+    """A list of plain strings (a lone string counts as a list of one)."""
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    if any(not isinstance(v, str) or is_unresolved(v) for v in values):
+        raise _Unknowable(resource, f"{prop} is {describe(value)}")
+    return list(values)
+
+
+def _known_int(resource: Resource, prop: str, default: int | None) -> int | None:
+    """A number for a message only: None when the audit cannot know it."""
+    try:
+        return _int(resource, prop, default)
+    except _Unknowable:
+        return None
+
+
+def _time_to_dead_letter(queue: Resource) -> str:
+    """``maxReceiveCount x visibility = N s``, as far as the audit knows the numbers."""
+    redrive = queue.prop("RedrivePolicy")
+    count = redrive.get("maxReceiveCount") if isinstance(redrive, dict) else None
+    visibility = _known_int(queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
+    try:
+        receives = _int_value(queue, "RedrivePolicy.maxReceiveCount", count, None)
+    except _Unknowable:
+        receives = None
+    if receives is None or visibility is None:
+        return "maxReceiveCount x visibility timeout later"
+    return f"{receives} receives x {visibility} s visibility = {receives * visibility} s later"
+
+
+def _qr015(ctx: QueueContext) -> Iterator[Outcome]:
+    for mapping in _mappings(ctx):
+        types = _strings(mapping, "FunctionResponseTypes", mapping.prop("FunctionResponseTypes"))
+        if _REPORT_BATCH_ITEM_FAILURES not in types:
+            continue
+        metrics_config = _mapping(mapping, "MetricsConfig") or {}
+        metrics = _strings(mapping, "MetricsConfig.Metrics", metrics_config.get("Metrics"))
+        if limits.ESM_METRICS_EVENT_COUNT in metrics:
+            continue
+        yield Hit(
+            mapping,
+            f"event source {_name(mapping)} on queue {_name(ctx.queue)} reports batch item "
+            f"failures and has no MetricsConfig with {limits.ESM_METRICS_EVENT_COUNT}: its "
+            "invocations succeed whatever happens to the messages, so failing messages show "
+            f"first at the dead-letter queue, {_time_to_dead_letter(ctx.queue)} "
+            f"({limits.METRIC_ESM_FAILED} would show them at once)",
+        )
+
+
+_POLLER_PROPERTY = {
+    "provisioned_pollers.minimum": "ProvisionedPollerConfig.MinimumPollers",
+    "provisioned_pollers.maximum": "ProvisionedPollerConfig.MaximumPollers",
+    "provisioned_pollers": "ProvisionedPollerConfig",
+    "max_concurrency": "ScalingConfig.MaximumConcurrency",
+}
+
+
+def _max_concurrency(mapping: Resource) -> int | None:
+    scaling = _mapping(mapping, "ScalingConfig") or {}
+    return _int_value(
+        mapping, "ScalingConfig.MaximumConcurrency", scaling.get("MaximumConcurrency"), None
+    )
+
+
+def _qr016(ctx: QueueContext) -> Iterator[Outcome]:
+    for mapping in _mappings(ctx):
+        pollers = _mapping(mapping, "ProvisionedPollerConfig")
+        if pollers is None:
+            continue
+        minimum = _int_value(
+            mapping, "ProvisionedPollerConfig.MinimumPollers", pollers.get("MinimumPollers"), None
+        )
+        maximum = _int_value(
+            mapping, "ProvisionedPollerConfig.MaximumPollers", pollers.get("MaximumPollers"), None
+        )
+        concurrency = _max_concurrency(mapping)
+        for problem in policy.provisioned_poller_problems(minimum, maximum, concurrency):
+            prop = _POLLER_PROPERTY.get(problem.prop, problem.prop)
+            value = (
+                f"({minimum}, {maximum})"
+                if problem.prop == "provisioned_pollers"
+                else problem.value
+            )
+            yield Hit(
+                mapping,
+                f"event source {_name(mapping)} on queue {_name(ctx.queue)}: "
+                f"{prop}={value} {problem.rule}",
+            )
+
+
+def _concurrency_ceiling(mapping: Resource) -> int | None:
+    """The most concurrent invocations this mapping makes; None when nothing caps it."""
+    pollers = _mapping(mapping, "ProvisionedPollerConfig")
+    maximum_pollers = None
+    if pollers is not None:
+        # Provisioned mode without MaximumPollers runs up to the default maximum.
+        maximum_pollers = _int_value(
+            mapping,
+            "ProvisionedPollerConfig.MaximumPollers",
+            pollers.get("MaximumPollers"),
+            limits.MAX_POLLERS_DEFAULT,
+        )
+    return policy.concurrency_ceiling(_max_concurrency(mapping), maximum_pollers)
+
+
+def _once_per_function(ctx: QueueContext) -> Iterator[Consumer]:
+    """Consumers whose function this context speaks for: a function may read many queues, in
+    many templates, and each of their contexts sees it. The context holding the function's
+    mapping with the smallest uid reports it, so the fleet reports each function once."""
+    for consumer in ctx.consumers:
+        if consumer.function is None:
+            continue
+        mappings = ctx.mappings_of(consumer.function.uid)
+        if mappings and mappings[0].uid == consumer.mapping.uid:
+            yield consumer
+
+
+def _qr017(ctx: QueueContext) -> Iterator[Outcome]:
+    for consumer in _once_per_function(ctx):
+        function = consumer.function
+        assert function is not None
+        reserved = _int(function, "ReservedConcurrentExecutions", None)
+        if reserved is None:
+            continue  # no reservation: the function shares the account's unreserved pool
+        ceilings: dict[str, int] = {}
+        for mapping in ctx.mappings_of(function.uid):
+            if mapping.type != EVENT_SOURCE_MAPPING:
+                continue  # a pipe has no concurrency cap to count
+            ceiling = _concurrency_ceiling(mapping)
+            if ceiling is not None:
+                name = _name(mapping) if _name(mapping) not in ceilings else mapping.uid
+                ceilings[name] = ceiling
+        for problem in policy.reserved_concurrency_problems(reserved, ceilings):
+            yield Hit(
+                function,
+                f"function {_name(function)} has ReservedConcurrentExecutions {reserved}, which "
+                f"{problem.rule}",
+            )
+
+
+def _qr018(ctx: QueueContext) -> Iterator[Outcome]:
+    redrive = _mapping(ctx.queue, "RedrivePolicy")
+    if redrive is None:
+        return  # no DLQ at all is QR001
+    count = _int_value(
+        ctx.queue, "RedrivePolicy.maxReceiveCount", redrive.get("maxReceiveCount"), None
+    )
+    if ctx.consumers:
+        visibility = _int(ctx.queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
+    else:
+        # Consumers outside the fleet may pass their own visibility timeout to ReceiveMessage,
+        # so the queue's is only their default: an unknown one is no reason for a QR900 here.
+        visibility = _known_int(ctx.queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
+    retention = _int(ctx.queue, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
+    for problem in policy.expiry_before_dead_letter_problems(count, visibility, retention):
+        yield Hit(
+            ctx.queue,
+            f"queue {_name(ctx.queue)} keeps messages {retention} s, which {problem.rule}",
+        )
+
+
+def _qr019(ctx: QueueContext) -> Iterator[Outcome]:
+    for mapping in _mappings(ctx):
+        criteria = _mapping(mapping, "FilterCriteria") or {}
+        filters = criteria.get("Filters")
+        if filters is not None and not isinstance(filters, list):
+            raise _Unknowable(mapping, f"FilterCriteria.Filters is {describe(filters)}")
+        if filters:
+            yield Hit(
+                mapping,
+                f"event source {_name(mapping)} on queue {_name(ctx.queue)} has "
+                f"{len(filters)} filter{'s' if len(filters) > 1 else ''} in FilterCriteria: "
+                "Lambda deletes the messages that match none, so they never reach the "
+                f"dead-letter queue (only {limits.METRIC_ESM_FILTERED_OUT} counts them)",
+            )
+
+
+def _qr020(ctx: QueueContext) -> Iterator[Outcome]:
+    consumers = _lambda_consumers(ctx)
+    if not ctx.is_dead_letter_queue or not consumers:
+        return
+    if _has_alarm(ctx, limits.METRIC_RECEIVED):
+        return
+    names = ", ".join(_name(c.mapping) for c in consumers)
+    yield Hit(
+        ctx.queue,
+        f"dead-letter queue {_name(ctx.queue)} (fed by {_fed_by(ctx)}) is consumed by {names} "
+        f"and has no alarm on {limits.METRIC_RECEIVED}: the consumer drains it, so its "
+        f"{limits.METRIC_VISIBLE} stays near zero while failures keep arriving",
+    )
+
+
+# --- Queues: sizes, policies, alarms, properties ---------------------------------------------
+
+
+def _message_size(queue: Resource) -> int:
+    size = _int(queue, "MaximumMessageSize", limits.MESSAGE_SIZE_DEFAULT)
+    assert size is not None
+    return size
+
+
+def _qr021(ctx: QueueContext) -> Iterator[Outcome]:
+    if not ctx.dead_letter_queues:
+        return
+    source = _message_size(ctx.queue)
+    for dlq in ctx.dead_letter_queues:
+        dead = _message_size(dlq)
+        problems = _comparison_only(
+            policy.message_size_problems(source, dead),
+            policy.message_size_problems(source, None),
+            policy.message_size_problems(None, dead),
+        )
+        if problems:
+            yield Hit(
+                ctx.queue,
+                f"queue {_name(ctx.queue)} accepts messages of up to {source} bytes and its "
+                f"dead-letter queue {_name(dlq)} only up to {dead} bytes: a failing message "
+                f"larger than {dead} bytes cannot be moved to the DLQ",
+            )
+
+
+def _qr022(ctx: QueueContext) -> Iterator[Outcome]:
+    mappings = _mappings(ctx)
+    if not mappings:
+        return
+    # Only an explicit size says how large messages may be; the default cap says nothing.
+    size = _int(ctx.queue, "MaximumMessageSize", None)
+    for mapping in mappings:
+        batch = _int(mapping, "BatchSize", limits.BATCH_SIZE_DEFAULT)
+        if batch is None or size is None:
+            continue
+        if policy.batch_payload_problems(batch, size):
+            fits = max(limits.LAMBDA_SYNC_PAYLOAD_MAX // size, 1)
+            yield Hit(
+                mapping,
+                f"event source {_name(mapping)} on queue {_name(ctx.queue)}: BatchSize {batch} "
+                f"x MaximumMessageSize {size} bytes = {batch * size} bytes, above Lambda's "
+                f"{limits.LAMBDA_SYNC_PAYLOAD_MAX}-byte invocation payload: batches of large "
+                f"messages are cut short (about {fits} messages of the maximum size)",
+            )
+
+
+def _is_public_principal(principal: Any) -> bool:
+    if principal == "*":
+        return True
+    if isinstance(principal, dict):
+        accounts = principal.get("AWS")
+        return "*" in (accounts if isinstance(accounts, list) else [accounts])
+    return False
+
+
+def _qr023(ctx: QueueContext) -> Iterator[Outcome]:
+    for queue_policy in ctx.policies:
+        document = queue_policy.prop("PolicyDocument")
+        if is_unresolved(document):
+            yield Unknown(queue_policy, f"PolicyDocument is {describe(document)}")
+            continue
+        statements = document.get("Statement") if isinstance(document, dict) else None
+        if isinstance(statements, dict):
+            statements = [statements]
+        for index, statement in enumerate(statements if isinstance(statements, list) else []):
+            if (
+                not isinstance(statement, dict)
+                or statement.get("Effect") != "Allow"
+                or not _is_public_principal(statement.get("Principal"))
+                or statement.get("Condition")
+            ):
+                continue
+            sid = statement.get("Sid")
+            label = f"statement {sid!r}" if isinstance(sid, str) else f"statement {index + 1}"
+            yield Hit(
+                ctx.queue,
+                f"queue policy {_name(queue_policy)} on queue {_name(ctx.queue)}: {label} allows "
+                f"{describe(statement.get('Action'))} to any principal "
+                f"({describe(statement.get('Principal'))}) with no Condition: anyone may use "
+                "the queue",
+            )
+
+
+def _qr024(ctx: QueueContext) -> Iterator[Outcome]:
+    seen: set[str] = set()
+    for ref in ctx.alarms:
+        alarm = ref.alarm
+        if alarm.uid in seen:
+            continue
+        seen.add(alarm.uid)
+        try:
+            enabled = _bool(alarm, "ActionsEnabled", True)
+            actions = alarm.prop("AlarmActions")
+            if actions is not None and not isinstance(actions, list):
+                raise _Unknowable(alarm, f"AlarmActions is {describe(actions)}")
+        except _Unknowable as unknown:
+            yield Unknown(unknown.resource, unknown.what)
+            continue
+        metric = f"{ref.metric} of queue {_name(ctx.queue)}"
+        if not enabled:
+            yield Hit(
+                alarm,
+                f"alarm {_name(alarm)} on {metric} has ActionsEnabled false: it changes state "
+                "and tells no one",
+            )
+        elif not actions:
+            yield Hit(
+                alarm,
+                f"alarm {_name(alarm)} on {metric} has no AlarmActions: it changes state and "
+                "tells no one",
+            )
+
+
+def _qr025(ctx: QueueContext) -> Iterator[Outcome]:
+    if _has_alarm(ctx, limits.METRIC_OLDEST_AGE):
+        return
+    redrive = ctx.queue.prop("RedrivePolicy")
+    retention = _known_int(ctx.queue, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
+    keeps = f"after {retention} s" if retention is not None else "at the end of the retention"
+    if redrive is not None:
+        if is_unresolved(redrive):
+            raise _Unknowable(ctx.queue, f"RedrivePolicy is {describe(redrive)}")
+        yield Hit(
+            ctx.queue,
+            f"queue {_name(ctx.queue)} has a dead-letter queue and no alarm on "
+            f"{limits.METRIC_OLDEST_AGE}: a backlog of unprocessed messages expires {keeps} "
+            "unnoticed",
+        )
+    elif ctx.sources:
+        yield Hit(
+            ctx.queue,
+            f"dead-letter queue {_name(ctx.queue)} (fed by {_fed_by(ctx)}) has no alarm on "
+            f"{limits.METRIC_OLDEST_AGE}: dead letters nobody redrives expire {keeps} unnoticed",
+        )
+
+
+def _qr026(ctx: QueueContext) -> Iterator[Outcome]:
+    for mapping in _mappings(ctx):
+        for prop in ("StartingPosition", "StartingPositionTimestamp"):
+            value = mapping.prop(prop)
+            if value is not None:
+                yield Hit(
+                    mapping,
+                    f"event source {_name(mapping)} on queue {_name(ctx.queue)} sets {prop} "
+                    f"({describe(value)}), which only stream sources take: "
+                    "CreateEventSourceMapping fails for an SQS source",
+                )
+
+
+def _qr027(ctx: QueueContext) -> Iterator[Outcome]:
+    present = [p for p in limits.FIFO_ONLY_QUEUE_PROPERTIES if ctx.queue.prop(p) is not None]
+    if present and not is_fifo(ctx.queue):
+        yield Hit(
+            ctx.queue,
+            f"standard queue {_name(ctx.queue)} sets {', '.join(present)}, which SQS accepts "
+            "only on FIFO queues: CreateQueue fails",
+        )
+
+
+def _qr028(ctx: QueueContext) -> Iterator[Outcome]:
+    for consumer in _once_per_function(ctx):
+        function = consumer.function
+        assert function is not None
+        loop = function.prop("RecursiveLoop")
+        if loop is not None and not isinstance(loop, str):
+            raise _Unknowable(function, f"RecursiveLoop is {describe(loop)}")
+        if loop == limits.RECURSIVE_LOOP_ALLOW:
+            yield Hit(
+                function,
+                f"function {_name(function)}, a consumer of queue {_name(ctx.queue)}, has "
+                f"RecursiveLoop {loop}: if it sends to a queue it reads, Lambda lets the loop "
+                "run forever instead of stopping it",
+            )
+
+
+def _service_senders(ctx: QueueContext) -> list[str]:
+    """What services (not an account's roles) send to this queue: producers, and dead-letter
+    settings that SNS and EventBridge rules deliver with their own service principals."""
+    senders = [f"{service} ({_name(r)})" for r, service in ctx.producers]
+    for resource, _service in ctx.feeders:
+        if resource.type == SNS_SUBSCRIPTION:
+            senders.append(f"{PRODUCER_SNS} dead-letter ({_name(resource)})")
+        elif resource.type == EVENT_RULE:
+            senders.append(f"{PRODUCER_EVENTBRIDGE} dead-letter ({_name(resource)})")
+    return sorted(set(senders))
+
+
+def _qr029(ctx: QueueContext) -> Iterator[Outcome]:
+    key = ctx.queue.prop("KmsMasterKeyId")
+    if key is None:
+        return
+    senders = _service_senders(ctx)
+    if not senders:
+        return
+    if is_ref(key):
+        return  # a key of the template: customer managed (no alias/aws/ alias can be created)
+    known_key = ":key/" in key if isinstance(key, str) else False  # a key id, not an alias
+    if not isinstance(key, str) or (
+        is_unresolved(key) and not known_key and not key.endswith(f":{limits.AWS_MANAGED_SQS_KEY}")
+    ):
+        raise _Unknowable(ctx.queue, f"KmsMasterKeyId is {describe(key)}")
+    if policy.is_aws_managed_sqs_key(key):
+        yield Hit(
+            ctx.queue,
+            f"queue {_name(ctx.queue)} is encrypted with the AWS managed key ({key}) and "
+            f"receives from {', '.join(senders)}: those services cannot use that key, so their "
+            "messages never arrive",
+        )
+
+
 CATALOG: tuple[Rule, ...] = (
     Rule(
         "QR001",
@@ -513,6 +936,125 @@ CATALOG: tuple[Rule, ...] = (
         "Invalid event source batching settings",
         "fix BatchSize, MaximumBatchingWindowInSeconds and ScalingConfig to Lambda's limits",
         _qr014,
+    ),
+    Rule(
+        "QR015",
+        "warning",
+        "Batch item failures reported without event source metrics",
+        f"add MetricsConfig {{Metrics: [{limits.ESM_METRICS_EVENT_COUNT}]}} to the event source "
+        f"mapping and alarm on its {limits.METRIC_ESM_FAILED}",
+        _qr015,
+    ),
+    Rule(
+        "QR016",
+        "error",
+        "Invalid provisioned poller configuration",
+        f"set MinimumPollers {limits.MIN_POLLERS_MIN}-{limits.MIN_POLLERS_MAX} and MaximumPollers "
+        f"{limits.MAX_POLLERS_MIN}-{limits.MAX_POLLERS_MAX} with minimum <= maximum, and drop "
+        "ScalingConfig.MaximumConcurrency (cap concurrency with MaximumPollers instead)",
+        _qr016,
+    ),
+    Rule(
+        "QR017",
+        "warning",
+        "Reserved concurrency below the function's SQS sources' maximum concurrency",
+        "raise the function's ReservedConcurrentExecutions to at least the sum of its SQS event "
+        "sources' MaximumConcurrency (or MaximumPollers x "
+        f"{limits.INVOCATIONS_PER_POLLER}), or lower those caps",
+        _qr017,
+    ),
+    Rule(
+        "QR018",
+        "error",
+        "Messages expire before they reach the dead-letter queue",
+        "keep messages longer than maxReceiveCount x VisibilityTimeout (MessageRetentionPeriod "
+        f"at most {limits.RETENTION_MAX} s), or lower maxReceiveCount or the visibility timeout",
+        _qr018,
+    ),
+    Rule(
+        "QR019",
+        "info",
+        "Event source filter deletes unmatched messages",
+        "make sure unmatched messages may be lost, or filter in the function; watch "
+        f"{limits.METRIC_ESM_FILTERED_OUT}",
+        _qr019,
+    ),
+    Rule(
+        "QR020",
+        "warning",
+        "Consumed dead-letter queue without an arrivals alarm",
+        f"alarm on the DLQ's {limits.METRIC_RECEIVED} >= 1 (statistic Sum, period "
+        f"{limits.SQS_METRIC_PERIOD} s)",
+        _qr020,
+    ),
+    Rule(
+        "QR021",
+        "error",
+        "Dead-letter queue maximum message size below its source's",
+        "give the dead-letter queue a MaximumMessageSize at least its source's (absent means "
+        f"{limits.MESSAGE_SIZE_DEFAULT})",
+        _qr021,
+    ),
+    Rule(
+        "QR022",
+        "warning",
+        "Batch of maximum-size messages above Lambda's payload limit",
+        f"lower BatchSize to at most {limits.LAMBDA_SYNC_PAYLOAD_MAX} / MaximumMessageSize, or "
+        "lower MaximumMessageSize",
+        _qr022,
+    ),
+    Rule(
+        "QR023",
+        "error",
+        "Queue policy allows public access",
+        "name the principals (accounts, roles or services), or add a Condition such as "
+        "aws:SourceArn or aws:SourceAccount",
+        _qr023,
+    ),
+    Rule(
+        "QR024",
+        "warning",
+        "Silent alarm",
+        "give the alarm AlarmActions (an SNS topic, for example) and leave ActionsEnabled true",
+        _qr024,
+    ),
+    Rule(
+        "QR025",
+        "warning",
+        "No alarm on the age of the oldest message",
+        f"alarm on {limits.METRIC_OLDEST_AGE} (statistic Maximum) below the retention period, "
+        "on the source and on its dead-letter queue",
+        _qr025,
+    ),
+    Rule(
+        "QR026",
+        "error",
+        "Starting position on an SQS event source",
+        "remove StartingPosition and StartingPositionTimestamp from the SQS event source mapping",
+        _qr026,
+    ),
+    Rule(
+        "QR027",
+        "error",
+        "FIFO-only properties on a standard queue",
+        f"remove {', '.join(limits.FIFO_ONLY_QUEUE_PROPERTIES)}, or make the queue FIFO "
+        "(FifoQueue true, a name ending in .fifo)",
+        _qr027,
+    ),
+    Rule(
+        "QR028",
+        "warning",
+        "Consumer function allows recursive loops",
+        "remove RecursiveLoop: Allow (the default, Terminate, stops a loop)",
+        _qr028,
+    ),
+    Rule(
+        "QR029",
+        "error",
+        "AWS managed key on a queue that AWS services send to",
+        "encrypt the queue with a customer managed KMS key whose policy lets the sending "
+        "service principal use it, or with SSE-SQS",
+        _qr029,
     ),
 )
 

@@ -40,10 +40,14 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+ALARM_TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:queue-alarms"
+
+
 def _alarm(metric: str, queue_logical_id: str) -> Template:
     return {
         "Type": "AWS::CloudWatch::Alarm",
         "Properties": {
+            "AlarmActions": [ALARM_TOPIC_ARN],
             "Namespace": "AWS/SQS",
             "MetricName": metric,
             "Dimensions": [
@@ -60,11 +64,13 @@ def _alarm(metric: str, queue_logical_id: str) -> Template:
 
 
 def healthy(name: str, fifo: bool = False) -> Template:
-    """A source queue, its DLQ, a Lambda consumer, both alarms and TLS-only policies: no findings.
+    """A source queue, its DLQ, a Lambda consumer, alarms and TLS-only policies: no findings.
 
     Visibility 60 s = 6 x 10 s function timeout + 0 s window; DLQ keeps 14 d, source 4 d;
-    maxReceiveCount 5; the DLQ allows only its source, named by ARN built from the source's name
-    (no GetAtt, so no circular dependency).
+    maxReceiveCount 5 (5 x 60 s to reach the DLQ, well within 4 d); the DLQ allows only its
+    source, named by ARN built from the source's name (no GetAtt, so no circular dependency).
+    The consumer reports batch item failures with its event count metrics on; every alarm (in
+    flight, DLQ depth, the oldest message's age on both queues) notifies a topic.
     """
     suffix = ".fifo" if fifo else ""
     source = {
@@ -126,10 +132,14 @@ def healthy(name: str, fifo: bool = False) -> Template:
                     "EventSourceArn": {"Fn::GetAtt": ["Source", "Arn"]},
                     "FunctionName": {"Ref": "Fn"},
                     "BatchSize": 10,
+                    "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                    "MetricsConfig": {"Metrics": ["EventCount"]},
                 },
             },
             "InFlight": _alarm("ApproximateNumberOfMessagesNotVisible", "Source"),
             "DlqDepth": _alarm("ApproximateNumberOfMessagesVisible", "Dlq"),
+            "SourceAge": _alarm("ApproximateAgeOfOldestMessage", "Source"),
+            "DlqAge": _alarm("ApproximateAgeOfOldestMessage", "Dlq"),
         }
     }
 

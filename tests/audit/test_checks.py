@@ -17,6 +17,8 @@ aws_cdk = pytest.importorskip("aws_cdk")
 from aws_cdk import App, Duration, Stack, Validations  # noqa: E402
 from aws_cdk import aws_lambda as lambda_  # noqa: E402
 from aws_cdk import aws_lambda_event_sources as sources  # noqa: E402
+from aws_cdk import aws_s3 as s3  # noqa: E402
+from aws_cdk import aws_s3_notifications as s3n  # noqa: E402
 from aws_cdk import aws_sqs as sqs  # noqa: E402
 
 from constructs_lib.audit import discovery  # noqa: E402
@@ -31,7 +33,7 @@ class Synth:
 
 @pytest.fixture(scope="module")
 def raw_app(tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    """Two pipelines built the way CDK's defaults build them, with no resilience settings."""
+    """Three pipelines built the way CDK's defaults build them, with no resilience settings."""
     outdir = tmp_path_factory.mktemp("raw-l2")
     app = App(outdir=str(outdir))
     stack = Stack(app, "RawStack")
@@ -56,6 +58,12 @@ def raw_app(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         stack, "Fast", runtime=lambda_.Runtime.PYTHON_3_12, handler="index.handler", code=code
     )
     fast.add_event_source(sources.SqsEventSource(payments))
+    # Pipeline 3: bucket notifications into a queue under the AWS managed key. CDK refuses an SNS
+    # subscription to such a queue but writes this one (Custom::S3BucketNotifications).
+    uploads = sqs.Queue(stack, "Uploads", encryption=sqs.QueueEncryption.KMS_MANAGED)
+    s3.Bucket(stack, "Inbox").add_event_notification(
+        s3.EventType.OBJECT_CREATED, s3n.SqsDestination(uploads)
+    )
     plugin = QueueResilienceChecks(fail_on="never")
     Validations.of(app).add_plugins(plugin)
     app.synth()
@@ -73,7 +81,10 @@ def test_raw_l2_gets_the_findings_it_deserves(raw_app: Synth) -> None:
     # - Payments: maxReceiveCount 3 < 5 with a Lambda consumer (QR008); both queues keep the
     #   default 4 days, so the DLQ is not longer (QR003); visibility 30 s >= 6 x 3 s default
     #   timeout, so no QR007; no in-flight alarm (QR009); no TLS policy (QR013).
+    #   No age alarm watches it or its DLQ (QR025 on both).
     # - PaymentsDlq: no redrive-allow policy (QR004); no depth alarm (QR010); no TLS (QR013).
+    # - Uploads: no DLQ (QR001), no in-flight alarm (QR009), its policy (S3's grant) has no TLS
+    #   deny (QR013), and S3 cannot use the AWS managed key it is encrypted with (QR029).
     assert _pairs(raw_app.plugin.findings) == {
         ("QR001", "Orders"),
         ("QR009", "Orders"),
@@ -86,6 +97,12 @@ def test_raw_l2_gets_the_findings_it_deserves(raw_app: Synth) -> None:
         ("QR004", "PaymentsDlq"),
         ("QR010", "PaymentsDlq"),
         ("QR013", "PaymentsDlq"),
+        ("QR025", "Payments"),
+        ("QR025", "PaymentsDlq"),
+        ("QR001", "Uploads"),
+        ("QR009", "Uploads"),
+        ("QR013", "Uploads"),
+        ("QR029", "Uploads"),
     }
 
 

@@ -12,7 +12,7 @@ import pytest
 from constructs_lib.audit import discovery, engine
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.report import summarize
-from tests.audit.cases import CASES
+from tests.audit.cases import CASES, write_case
 from tests.audit.conftest import healthy, props, write
 from tests.audit.test_templates import YAML_PIPELINE
 
@@ -24,7 +24,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every rule case in its own file, plus YAML, a cross-stack pair and broken files."""
     folder = tmp_path_factory.mktemp("job-corpus")
     for case in CASES:
-        write(folder, f"cases/{case.id}.template.json", case.build(case.id))
+        write_case(folder / "cases", case)
     write(folder, "yaml-stack.yaml", YAML_PIPELINE)
     exporter = healthy("exported")
     props(exporter, "Dlq")["MessageRetentionPeriod"] = 345600  # QR003 lands on the importer
@@ -34,8 +34,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     write(folder, "exporter.template.json", exporter)
     importer = healthy("exported")  # same source name: the DLQ's allow-list names it
-    importer["Resources"].pop("Dlq")
-    importer["Resources"].pop("DlqDepth")
+    for logical_id in ("Dlq", "DlqDepth", "DlqAge"):
+        importer["Resources"].pop(logical_id)
     props(importer, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {
         "Fn::ImportValue": "exported-dlq"
     }
@@ -72,6 +72,20 @@ def test_spark_rule_case(spark_result: engine.AuditResult, corpus: Path, case: A
     path = str(corpus / "cases" / f"{case.id}.template.json")
     found = {(f.rule_id, f.resource) for f in by_file(spark_result.findings).get(path, [])}
     assert found == case.expected
+    for name in case.companions(case.id) if case.companions else {}:
+        companion = str(corpus / "cases" / f"{case.id}.{name}.template.json")
+        assert by_file(spark_result.findings).get(companion, []) == []
+
+
+def test_spark_reports_a_function_once_across_stacks(
+    spark_result: engine.AuditResult, corpus: Path
+) -> None:
+    # The function of qr017-across-stacks reads a queue in each of two stacks: the Spark job
+    # joins the two mappings on the function and reports the function once, as the engine does.
+    path = str(corpus / "cases" / "qr017-across-stacks.template.json")
+    findings = [f for f in spark_result.findings if f.template == path]
+    assert [(f.rule_id, f.resource) for f in findings] == [("QR017", "Fn")]
+    assert "qr017-across-stacks.other/Esm 20" in findings[0].message
 
 
 def test_spark_cross_stack(spark_result: engine.AuditResult, corpus: Path) -> None:
@@ -88,7 +102,8 @@ def test_spark_counts_reconcile(spark_result: engine.AuditResult, corpus: Path) 
     unparseable = {f.template for f in spark_result.findings if f.rule_id == "QR901"}
     with_findings = {f.template for f in spark_result.findings} - unparseable
     all_files = {str(p) for p in corpus.rglob("*") if p.is_file()}
-    assert summary["files_read"] == len(all_files) == len(CASES) + 5
+    companions = sum(len(c.companions(c.id)) for c in CASES if c.companions)
+    assert summary["files_read"] == len(all_files) == len(CASES) + companions + 5
     assert unparseable == {str(corpus / "broken.json"), str(corpus / "broken.yaml")}
     assert summary["files_unparseable"] == 2
     assert summary["files_with_findings"] == len(with_findings)

@@ -174,7 +174,7 @@ def test_sarif_structure(result: AuditResult) -> None:
     jsonschema.validate(document, SARIF_SUBSET)
     run = document["runs"][0]
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
-    assert len(rule_ids) == len(set(rule_ids)) == 16  # QR001-QR014, QR900, QR901
+    assert len(rule_ids) == len(set(rule_ids)) == 31  # QR001-QR029, QR900, QR901
     for item in run["results"]:
         assert rule_ids[item["ruleIndex"]] == item["ruleId"]
     levels = {r["ruleId"]: r["level"] for r in run["results"]}

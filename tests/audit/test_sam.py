@@ -22,7 +22,7 @@ import pytest
 from constructs_lib.audit import discovery, engine
 from constructs_lib.audit.dialects import sam
 from constructs_lib.audit.model import Finding
-from tests.audit.conftest import healthy, props, write
+from tests.audit.conftest import ALARM_TOPIC_ARN, healthy, props, write
 
 ACCOUNT_ARN = "arn:aws:sqs:us-east-1:123456789012"
 
@@ -44,8 +44,9 @@ def sam_pipeline(
     fifo: bool = False,
     transform: str = "AWS::Serverless-2016-10-31",
 ) -> str:
-    """A SAM application: source queue + DLQ (redrive, byQueue allow, TLS-only policy, both
-    alarms) and a Serverless function consuming the source through an SQS event ``Orders``.
+    """A SAM application: source queue + DLQ (redrive, byQueue allow, TLS-only policy, in-flight,
+    depth and age alarms that notify a topic) and a Serverless function consuming the source
+    through an SQS event ``Orders`` (batch item failures reported, event count metrics on).
 
     With the defaults it has no findings: visibility 60 s = 6 x 10 s (Globals) + 0 s window.
     """
@@ -99,6 +100,7 @@ Resources:
   InFlightAlarm:
     Type: AWS::CloudWatch::Alarm
     Properties:
+      AlarmActions: [{ALARM_TOPIC_ARN}]
       Namespace: AWS/SQS
       MetricName: ApproximateNumberOfMessagesNotVisible
       Dimensions:
@@ -112,6 +114,7 @@ Resources:
   DlqDepthAlarm:
     Type: AWS::CloudWatch::Alarm
     Properties:
+      AlarmActions: [{ALARM_TOPIC_ARN}]
       Namespace: AWS/SQS
       MetricName: ApproximateNumberOfMessagesVisible
       Dimensions:
@@ -123,6 +126,34 @@ Resources:
       Threshold: 1
       ComparisonOperator: GreaterThanOrEqualToThreshold
       TreatMissingData: notBreaching
+  SourceAgeAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmActions: [{ALARM_TOPIC_ARN}]
+      Namespace: AWS/SQS
+      MetricName: ApproximateAgeOfOldestMessage
+      Dimensions:
+        - Name: QueueName
+          Value: !GetAtt Source.QueueName
+      Statistic: Maximum
+      Period: 60
+      EvaluationPeriods: 1
+      Threshold: 172800
+      ComparisonOperator: GreaterThanOrEqualToThreshold
+  DlqAgeAlarm:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      AlarmActions: [{ALARM_TOPIC_ARN}]
+      Namespace: AWS/SQS
+      MetricName: ApproximateAgeOfOldestMessage
+      Dimensions:
+        - Name: QueueName
+          Value: !GetAtt Dlq.QueueName
+      Statistic: Maximum
+      Period: 60
+      EvaluationPeriods: 1
+      Threshold: 432000
+      ComparisonOperator: GreaterThanOrEqualToThreshold
   Worker:
     Type: AWS::Serverless::Function
     Properties:
@@ -138,6 +169,9 @@ Resources:
             Queue: {queue_ref}
             FunctionResponseTypes:
               - ReportBatchItemFailures
+            MetricsConfig:
+              Metrics:
+                - EventCount
 {_indent(event or {}, 12)}"""
 
 
@@ -254,7 +288,8 @@ CASES = [
         ),
         {("QR014", ORDERS)},
     ),
-    # Maximum concurrency 1 is below Lambda's minimum of 2 (QR014); every other property passes.
+    # Maximum concurrency 1 is below Lambda's minimum of 2 (QR014); the filter deletes what it
+    # does not match (QR019, information); every other property passes.
     _case(
         "sam-scaling-qr014",
         lambda n: sam_pipeline(
@@ -266,7 +301,7 @@ CASES = [
                 "FilterCriteria": '{Filters: [{Pattern: \'{"body": {"kind": ["order"]}}\'}]}',
             },
         ),
-        {("QR014", ORDERS)},
+        {("QR014", ORDERS), ("QR019", ORDERS)},
     ),
     # AutoPublishAlias points the mapping at an alias; the function's 20 s still counts: 120 > 60.
     _case(

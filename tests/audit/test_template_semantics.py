@@ -108,6 +108,7 @@ def _conditional_dlq(default: str | None) -> Template:
     ]
     template["Resources"]["Dlq"]["Condition"] = "Both"
     template["Resources"]["DlqDepth"]["Condition"] = "HasDlq"
+    template["Resources"]["DlqAge"]["Condition"] = "HasDlq"
     return template
 
 
@@ -129,6 +130,7 @@ def test_condition_that_cannot_be_decided_is_reported(tmp_path: Path) -> None:
     assert pairs == {
         ("QR900", "Dlq"),
         ("QR900", "DlqDepth"),
+        ("QR900", "DlqAge"),
         ("QR900", "Source"),
         ("QR900", "Policy"),
     }
@@ -168,7 +170,7 @@ def _service_dlq(feeder: dict[str, Any], alarm_metric: str | None) -> Template:
     """A queue that only a service sends failures to, with a TLS-only policy."""
     template = healthy("svc")
     resources = template["Resources"]
-    for logical_id in ("Source", "Esm", "InFlight", "DlqDepth"):
+    for logical_id in ("Source", "Esm", "InFlight", "DlqDepth", "SourceAge"):
         resources.pop(logical_id)
     props(template, "Policy")["Queues"] = [{"Ref": "Dlq"}]
     props(template, "Dlq").pop("RedriveAllowPolicy")
@@ -284,6 +286,97 @@ def test_sns_topic_as_destination_makes_no_dlq(tmp_path: Path) -> None:
     assert {("QR001", "Dlq"), ("QR009", "Dlq")} <= _pairs(_audit(tmp_path, template))
 
 
+# --- Services that send messages to a queue (producers) ---------------------------------------
+
+
+def _managed_key_queue(name: str) -> Template:
+    """The healthy pipeline, its source under the AWS managed key, and no producer yet."""
+    template = healthy(name)
+    props(template, "Source")["KmsMasterKeyId"] = "alias/aws/sqs"
+    return template
+
+
+def test_sns_subscription_to_a_queue_no_template_defines_is_reported(tmp_path: Path) -> None:
+    template = healthy("outbound")
+    template["Resources"]["Partner"] = {
+        "Type": "AWS::SNS::Subscription",
+        "Properties": {
+            "TopicArn": "arn:aws:sns:us-east-1:123456789012:orders",
+            "Protocol": "sqs",
+            "Endpoint": "arn:aws:sqs:us-east-1:210987654321:partner-inbox",
+        },
+    }
+    result = _audit(tmp_path, template)
+    # THEN a QR900 on the subscription says which endpoint it could not find
+    assert _pairs(result) == {("QR900", "Partner")}
+    assert "subscription Endpoint" in result.findings[0].message
+    assert "partner-inbox" in result.findings[0].message
+
+
+def test_eventbridge_target_that_may_not_be_a_queue_makes_no_producer(tmp_path: Path) -> None:
+    # GIVEN rule targets a parameter with no default and an import could name: a function, a
+    # topic, a bus, or a queue. The audit cannot tell, so it neither guesses nor reports them.
+    template = _managed_key_queue("targets")
+    template["Parameters"] = {"TargetArn": {"Type": "String"}}
+    template["Resources"]["Rule"] = {
+        "Type": "AWS::Events::Rule",
+        "Properties": {
+            "EventPattern": {"source": ["orders.api"]},
+            "Targets": [
+                {"Id": "a", "Arn": {"Ref": "TargetArn"}},
+                {"Id": "b", "Arn": {"Fn::ImportValue": "someone-elses-target"}},
+                {"Id": "c", "Arn": "arn:aws:lambda:us-east-1:123456789012:function:worker"},
+            ],
+        },
+    }
+    assert _audit(tmp_path, template).findings == []
+
+
+def test_sns_subscription_of_another_protocol_makes_no_producer(tmp_path: Path) -> None:
+    template = _managed_key_queue("email")
+    template["Resources"]["Topic"] = {
+        "Type": "AWS::SNS::Topic",
+        "Properties": {
+            "Subscription": [
+                {"Protocol": "lambda", "Endpoint": {"Fn::GetAtt": ["Fn", "Arn"]}},
+                {"Protocol": "email", "Endpoint": "ops@example.com"},
+            ]
+        },
+    }
+    assert _audit(tmp_path, template).findings == []
+
+
+_BUCKET_STACK: Template = {
+    "Resources": {
+        "Inbox": {
+            "Type": "AWS::S3::Bucket",
+            "Properties": {
+                "NotificationConfiguration": {
+                    "QueueConfigurations": [
+                        {
+                            "Event": "s3:ObjectCreated:*",
+                            "Queue": "arn:aws:sqs:us-east-1:123456789012:uploads",
+                        }
+                    ]
+                }
+            },
+        }
+    }
+}
+
+
+def test_producer_in_another_stack_reaches_the_queue(tmp_path: Path) -> None:
+    # GIVEN the queue in one stack and the bucket that notifies it, by literal ARN, in another
+    write(tmp_path, "queues.template.json", _managed_key_queue("uploads"))
+    write(tmp_path, "buckets.template.json", _BUCKET_STACK)
+    result = engine.audit_paths([str(tmp_path)])
+    # THEN the queue's stack gets QR029, naming the bucket's stack
+    assert {(Path(f.template).name, f.rule_id, f.resource) for f in result.findings} == {
+        ("queues.template.json", "QR029", "Source")
+    }
+    assert "S3 (buckets/Inbox)" in result.findings[0].message
+
+
 # --- Both engines -------------------------------------------------------------------------------
 
 
@@ -300,6 +393,8 @@ def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
     write(tmp_path, "pipe.template.json", _piped({"Fn::GetAtt": ["Fn", "Arn"]}, window=5))
     write(tmp_path, "parent.yaml", PARENT)
     write(tmp_path, "nested/worker.yaml", CHILD)
+    write(tmp_path, "producers/queues.template.json", _managed_key_queue("uploads"))
+    write(tmp_path, "producers/buckets.template.json", _BUCKET_STACK)
     files = discovery.discover([str(tmp_path)])
     local = engine.audit_files(files)
     on_spark = job.run(spark, files)
@@ -308,7 +403,14 @@ def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
     with_overrides = engine.audit_files(files, overrides=overrides)
     assert job.run(spark, files, overrides=overrides).findings == with_overrides.findings
     assert with_overrides.findings != local.findings
-    assert {f.rule_id for f in local.findings} >= {"QR001", "QR007", "QR010", "QR900", "QR901"}
+    assert {f.rule_id for f in local.findings} >= {
+        "QR001",
+        "QR007",
+        "QR010",
+        "QR029",
+        "QR900",
+        "QR901",
+    }
 
 
 # --- Parameter overrides -----------------------------------------------------------------------
@@ -489,12 +591,17 @@ def test_nested_stack_shares_the_parents_dlq_and_alarm(tmp_path: Path) -> None:
     write(tmp_path, "nested/worker.yaml", CHILD)
     result = engine.audit_paths([str(tmp_path)])
     # THEN the child's queue has its DLQ (no QR001) and its in-flight alarm (no QR009) from the
-    # parent, and the parent's queue is a DLQ (no QR001, no QR009; QR004: no redrive-allow)
+    # parent, and the parent's queue is a DLQ (no QR001, no QR009; QR004: no redrive-allow).
+    # Neither queue has an age alarm (QR025), and the parent's alarms notify no one (QR024).
     by_file = {(f.template.rsplit("/", 1)[-1], f.rule_id, f.resource) for f in result.findings}
     assert by_file == {
         ("parent.yaml", "QR004", "Dlq"),
         ("parent.yaml", "QR013", "Dlq"),
+        ("parent.yaml", "QR024", "DlqDepth"),
+        ("parent.yaml", "QR024", "InFlight"),
+        ("parent.yaml", "QR025", "Dlq"),
         ("worker.yaml", "QR013", "Jobs"),
+        ("worker.yaml", "QR025", "Jobs"),
     }
 
 

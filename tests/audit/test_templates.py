@@ -75,10 +75,14 @@ def test_yaml_short_forms_resolve(tmp_path: Path) -> None:
     result = engine.audit_paths([str(path)])
     # THEN the consumer and its function are found: visibility 30 < 6 x 10 -> QR007 on Esm;
     # the DLQ (named via !Sub with the stack name) is found, so QR004/QR010 do not fire;
-    # the only missing alarm is the source's in-flight alarm (QR009).
+    # the missing alarms are the source's in-flight alarm (QR009) and both queues' age alarms
+    # (QR025), and the DLQ's depth alarm notifies no one (QR024).
     assert pairs(result) == {
         ("yaml-stack.yaml", "QR007", "Esm"),
         ("yaml-stack.yaml", "QR009", "Source"),
+        ("yaml-stack.yaml", "QR024", "DlqDepth"),
+        ("yaml-stack.yaml", "QR025", "Source"),
+        ("yaml-stack.yaml", "QR025", "Dlq"),
     }
     assert result.files[0].status == "ok"
 
@@ -122,11 +126,12 @@ def _split_stacks(tmp_path: Path, dlq_retention: int) -> None:
         },
     }
     props(dlq_stack, "Dlq")["MessageRetentionPeriod"] = dlq_retention
-    dlq_stack["Resources"]["DlqDepth"] = base["Resources"]["DlqDepth"]
+    for alarm in ("DlqDepth", "DlqAge"):
+        dlq_stack["Resources"][alarm] = base["Resources"][alarm]
     dlq_stack["Resources"]["Policy"] = json.loads(json.dumps(base["Resources"]["Policy"]))
     props(dlq_stack, "Policy")["Queues"] = [{"Ref": "Dlq"}]
     source_stack = healthy("cross")
-    for logical_id in ("Dlq", "DlqDepth"):
+    for logical_id in ("Dlq", "DlqDepth", "DlqAge"):
         source_stack["Resources"].pop(logical_id)
     props(source_stack, "Source")["RedrivePolicy"]["deadLetterTargetArn"] = {
         "Fn::ImportValue": "DlqStack:DlqArn"

@@ -45,8 +45,9 @@ def fifo_with_kms(stack: cdk.Stack) -> None:
 
 
 def several_consumers_and_an_imported_one(stack: cdk.Stack) -> None:
+    # 1,000 receives x the slow consumer's 720 s must stay below the retention (13 days).
     queue = ResilientQueue(
-        stack, "Jobs", max_receive_count=1000, retention_period=cdk.Duration.minutes(1)
+        stack, "Jobs", max_receive_count=1000, retention_period=cdk.Duration.days(13)
     )
     queue.add_lambda_consumer(worker(stack, "Fast", 3))
     queue.add_lambda_consumer(worker(stack, "Slow", 120), max_concurrency=1000)
@@ -56,10 +57,27 @@ def several_consumers_and_an_imported_one(stack: cdk.Stack) -> None:
     queue.add_lambda_consumer(imported, function_timeout=cdk.Duration.seconds(60))
 
 
+def shortest_retention(stack: cdk.Stack) -> None:
+    # One receive x 18 s visibility timeout, below a retention of one minute.
+    queue = ResilientQueue(
+        stack, "Brief", max_receive_count=1, retention_period=cdk.Duration.minutes(1)
+    )
+    queue.add_lambda_consumer(worker(stack, "Fast", 3))
+
+
+def event_source_features(stack: cdk.Stack) -> None:
+    queue = ResilientQueue(stack, "Events", max_message_size=262_144)
+    queue.add_lambda_consumer(worker(stack, "Polled", 30), provisioned_pollers=(2, 20))
+    queue.add_dead_letter_consumer(worker(stack, "Archiver", 60), max_concurrency=2)
+    queue.add_dashboard()
+
+
 SHAPES: list[Callable[[cdk.Stack], None]] = [
     standard,
     fifo_with_kms,
     several_consumers_and_an_imported_one,
+    shortest_retention,
+    event_source_features,
 ]
 
 

@@ -38,6 +38,7 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "retention_period": {"duration", "none"},
         "dead_letter_retention_period": {"duration", "none"},
         "visibility_timeout": {"duration", "none"},
+        "max_message_size": {"int", "none"},
         "encryption_key": {"none"},
         "content_based_deduplication": {"bool", "none"},
         "deduplication_scope": {"none"},
@@ -59,8 +60,31 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "function_timeout": {"duration", "none"},
         "enabled": {"bool"},
         "filters": {"none"},
+        "event_source_metrics": {"bool"},
+        # A tuple (minimum, maximum): a list, even of two ints, is refused (tested below).
+        "provisioned_pollers": {"none"},
+    },
+    "add_dead_letter_consumer": {
+        "function": set(),
+        "batch_size": {"int"},
+        "max_batching_window": {"duration", "none"},
+        "max_concurrency": {"int", "none"},
+        "report_batch_item_failures": {"bool"},
+        "visibility_timeout_factor": {"int", "float"},
+        "function_timeout": {"duration", "none"},
+        "event_source_metrics": {"bool"},
+        "provisioned_pollers": {"none"},
     },
     "add_dashboard": {"dashboard_name": {"str", "none"}},
+    "grant_redrive": {"grantee": set()},
+    # "construct" is an SNS topic: a source.
+    "add_producer": {
+        "source": {"construct"},
+        "s3_events": set(),
+        "s3_filters": set(),
+        "raw_message_delivery": {"bool"},
+        "message_group_id": {"str", "none"},
+    },
     # Another string is a wrong value (ConfigurationError), tested below.
     "QueueResilienceChecks": {"fail_on": {"str"}},
 }
@@ -126,8 +150,15 @@ def call(table: str, name: str, value: object) -> None:
     elif table == "add_lambda_consumer":
         arguments = {"function": function, name: value}
         queue.add_lambda_consumer(**arguments)
+    elif table == "add_dead_letter_consumer":
+        arguments = {"function": function, name: value}
+        queue.add_dead_letter_consumer(**arguments)
     elif table == "add_dashboard":
         queue.add_dashboard(**{name: value})
+    elif table == "grant_redrive":
+        queue.grant_redrive(**{name: value})
+    elif table == "add_producer":
+        queue.add_producer(**{"source": world()[3], name: value})
     else:
         QueueResilienceChecks(**{name: value})
 
@@ -189,3 +220,26 @@ def test_every_wrong_argument_of_one_call_is_listed_at_once() -> None:
     assert message.startswith("TypeStack/Many: 3 arguments of the wrong type:")
     for name in ("fifo", "max_receive_count", "retention_period"):
         assert f"  - {name}=" in message
+
+
+@pytest.mark.parametrize("table", ["add_lambda_consumer", "add_dead_letter_consumer"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param([2, 20], id="list"),
+        pytest.param((2,), id="one-item"),
+        pytest.param((2, 20, 30), id="three-items"),
+        pytest.param((2.0, 20), id="float-minimum"),
+        pytest.param((2, True), id="bool-maximum"),
+        pytest.param(("2", "20"), id="strings"),
+        pytest.param(20, id="int"),
+    ],
+)
+def test_provisioned_pollers_must_be_a_tuple_of_two_ints(table: str, value: object) -> None:
+    with pytest.raises(ParameterTypeError) as raised:
+        call(table, "provisioned_pollers", value)
+
+    [problem] = raised.value.problems
+    assert problem.prop == "provisioned_pollers"
+    assert "Fix: pass provisioned_pollers=(2, 20)" in str(raised.value)
+    assert raised_in(raised.value).startswith("constructs_lib.")

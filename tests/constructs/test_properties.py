@@ -42,16 +42,20 @@ def valid_props(draw: st.DrawFn) -> Props:
     window = 0 if fifo else draw(st.integers(0, 300))
     batch_limit = 10 if fifo or window == 0 else 10_000
     factor = draw(st.sampled_from([6, 6.5, 7, 10]))
-    dlq_retention = draw(st.integers(120, MAX_RETENTION))
+    # A failing message must reach the DLQ before it expires: receives x visibility timeout
+    # below the source's retention (at most 10 x 900 + 300 = 9,300 s of visibility here).
+    visibility = max(math.ceil(factor * timeout + window), timeout)
+    dlq_retention = draw(st.integers(max(120, 5 * visibility + 2), MAX_RETENTION))
     source_upper = MAX_RETENTION if fifo else dlq_retention - 1
+    receives = draw(st.integers(5, min(1000, (source_upper - 1) // visibility)))
     return Props(
         fifo=fifo,
         function_timeout=timeout,
         window=window,
         batch_size=draw(st.integers(1, batch_limit)),
         factor=factor,
-        max_receive_count=draw(st.integers(5, 1000)),
-        source_retention=draw(st.integers(60, source_upper)),
+        max_receive_count=receives,
+        source_retention=draw(st.integers(max(60, receives * visibility + 1), source_upper)),
         dlq_retention=dlq_retention,
     )
 
@@ -105,6 +109,11 @@ def test_valid_props_synthesize_a_template_that_keeps_every_rule(props: Props) -
     if not props.fifo:
         assert dlq["MessageRetentionPeriod"] > source["MessageRetentionPeriod"]
     assert source["RedrivePolicy"]["maxReceiveCount"] == props.max_receive_count
+    # A failing message reaches the DLQ before the source's retention deletes it.
+    assert (
+        source["RedrivePolicy"]["maxReceiveCount"] * source["VisibilityTimeout"]
+        < source["MessageRetentionPeriod"]
+    )
     allow = dlq["RedriveAllowPolicy"]
     assert allow["redrivePermission"] == "byQueue"
     assert stack.resolve(allow["sourceQueueArns"])[0]["Fn::Join"][1][-1] == f":work{suffix}"
@@ -112,6 +121,7 @@ def test_valid_props_synthesize_a_template_that_keeps_every_rule(props: Props) -
     watched = {
         (a["MetricName"], a["Dimensions"][0]["Value"]["Fn::GetAtt"][0])
         for a in resources(stack, "AWS::CloudWatch::Alarm")
+        if a["Namespace"] == "AWS/SQS"
     }
     metrics = {metric for metric, _ in watched}
     assert {
@@ -131,6 +141,10 @@ INVALID_CHANGES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         lambda extra: {"source_retention": DAY + extra, "dlq_retention": DAY}
     ),
     "factor below one": st.floats(0.01, 0.99).map(lambda f: {"factor": f}),
+    # 1,000 receives x at least 6 s of visibility timeout is at least 6,000 s.
+    "expiry before dead-lettering": st.integers(60, 5_999).map(
+        lambda n: {"max_receive_count": 1000, "source_retention": n}
+    ),
 }
 
 

@@ -19,6 +19,10 @@ API = (REPO_ROOT / "docs" / "api.md").read_text()
 CALLS: dict[str, tuple[Callable[..., Any], Any]] = {
     "ResilientQueue": (ResilientQueue.__init__, ResilientQueue),
     "add_lambda_consumer": (ResilientQueue.add_lambda_consumer, ResilientQueue.add_lambda_consumer),
+    "add_dead_letter_consumer": (
+        ResilientQueue.add_dead_letter_consumer,
+        ResilientQueue.add_dead_letter_consumer,
+    ),
     "add_dashboard": (ResilientQueue.add_dashboard, ResilientQueue.add_dashboard),
     "QueueResilienceChecks": (QueueResilienceChecks.__init__, QueueResilienceChecks),
 }

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 
-from example.handlers import orders, payments
+import pytest
+
+from example.handlers import orders, payments, rejected_orders
 
 
 def sqs_event(*bodies: object) -> dict[str, list[dict[str, str]]]:
@@ -46,3 +49,17 @@ def test_payments_reports_nothing_for_a_good_batch() -> None:
         {"payment_id": "a", "amount_cents": 1}, {"payment_id": "b", "amount_cents": 2}
     )
     assert failed_ids(payments.handler(event, None)) == []
+
+
+def test_rejected_orders_logs_each_order_and_keeps_what_is_not_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    event = sqs_event({"order_id": 7, "quantity": 0}, "not json", {"sku": "x"})
+    event["Records"][0]["attributes"] = {"ApproximateReceiveCount": "5", "SentTimestamp": "1"}
+
+    with caplog.at_level(logging.INFO):
+        response = rejected_orders.handler(event, None)
+
+    assert failed_ids(response) == ["m1", "m2"]
+    logged = [json.loads(r.message) for r in caplog.records if r.message.startswith("{")]
+    assert logged == [{"rejected_order": 7, "message_id": "m0", "first_sent": "1", "receives": "5"}]

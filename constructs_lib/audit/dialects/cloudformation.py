@@ -146,6 +146,19 @@ def extract(
                 target,
                 only_sqs=True,
             )
+        for service, target in _producer_targets(kind, properties):
+            if service == model.PRODUCER_EVENTBRIDGE and not _names_a_queue(template, target):
+                continue  # a target of another kind, or one that cannot be known to be a queue
+            _edge(
+                template,
+                parsed,
+                resource_uid,
+                model.ROLE_PRODUCER,
+                service,
+                "queue",
+                target,
+                only_sqs=True,
+            )
         if kind == model.ALARM:
             for metric, queue in _alarm_metrics(properties):
                 _edge(template, parsed, resource_uid, model.ROLE_ALARM, metric, "queue", queue)
@@ -440,6 +453,41 @@ def _dead_letter_targets(
             except ValueError:
                 redrive = None
         yield f"SNS subscription {name}", _get(redrive, "deadLetterTargetArn")
+
+
+def _producer_targets(kind: str, properties: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(service, target) for each setting through which a service sends messages to a queue:
+    SNS subscriptions with protocol sqs (standalone or inline in a topic), EventBridge rule
+    targets, and S3 event notifications (the bucket's own, or CDK's custom resource, which
+    takes the S3 API's ``QueueArn``)."""
+    if kind == model.SNS_SUBSCRIPTION:
+        if _is_sqs_protocol(properties.get("Protocol")):
+            yield model.PRODUCER_SNS, properties.get("Endpoint")
+    elif kind == model.SNS_TOPIC:
+        subscriptions = properties.get("Subscription")
+        for entry in subscriptions if isinstance(subscriptions, list) else []:
+            if isinstance(entry, dict) and _is_sqs_protocol(entry.get("Protocol")):
+                yield model.PRODUCER_SNS, entry.get("Endpoint")
+    elif kind == model.EVENT_RULE:
+        targets = properties.get("Targets")
+        for target in targets if isinstance(targets, list) else []:
+            yield model.PRODUCER_EVENTBRIDGE, _get(target, "Arn")
+    elif kind in (model.BUCKET, model.BUCKET_NOTIFICATIONS):
+        field = "Queue" if kind == model.BUCKET else "QueueArn"
+        configurations = _get(properties, "NotificationConfiguration", "QueueConfigurations")
+        for configuration in configurations if isinstance(configurations, list) else []:
+            yield model.PRODUCER_S3, _get(configuration, field)
+
+
+def _is_sqs_protocol(protocol: Any) -> bool:
+    return isinstance(protocol, str) and protocol.lower() == "sqs"
+
+
+def _names_a_queue(template: Scope, target: Any) -> bool:
+    """An EventBridge target is a queue when it is a local queue or a literal SQS ARN. A rule
+    targets functions, topics, buses and more, so an import or a parameter says nothing."""
+    key = target_key(template, "queue", target, only_sqs=True)
+    return key is not None and key.startswith(("local:", "queue:"))
 
 
 def _pipe_rows(

@@ -3,8 +3,9 @@
 SAM is not re-implemented here: ``aws-sam-translator``, the library the SAM CLI and cfn-lint use,
 expands the template, and the result is read like any other CloudFormation template. An
 ``AWS::Serverless::Function`` with an ``SQS`` event becomes an ``AWS::Lambda::Function`` and an
-``AWS::Lambda::EventSourceMapping``, so the consumer rules (QR006, QR007, QR008, QR014) judge it
-with the function's timeout (its own, else ``Globals.Function.Timeout``, else Lambda's 3 s).
+``AWS::Lambda::EventSourceMapping``, so the consumer rules (QR006-QR008, QR014-QR019, QR022,
+QR026) judge it with the function's timeout (its own, else ``Globals.Function.Timeout``, else
+Lambda's 3 s).
 
 The translator runs offline and needs no AWS credentials or configuration:
 

@@ -1,0 +1,491 @@
+"""What sends into a ResilientQueue's source queue: the AWS services that produce to it (an SNS
+topic, an EventBridge rule, an S3 bucket) and the operators who redrive its dead letters back.
+
+``ResilientQueue.add_producer`` and ``ResilientQueue.grant_redrive`` only check their arguments'
+kinds; the rules and the wiring are here.
+
+Each producer goes through CDK's own integration (``aws_sns_subscriptions.SqsSubscription``,
+``aws_events_targets.SqsQueue``, ``aws_s3_notifications.SqsDestination``), which writes the
+subscription, target or notification and, mostly, the permissions. What aws-cdk-lib 2.275 writes
+was read from its synthesized templates and source; this module adds only what is missing, and
+binds the one case where CDK's permissions are too wide itself (docs/kms.md has the table):
+
+- SNS: queue policy ``sqs:SendMessage`` with ``aws:SourceArn`` = the topic. With a customer key,
+  a key policy statement for ``kms:Decrypt`` and ``kms:GenerateDataKey``, scoped to the topic
+  only with the feature flag ``@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption``.
+  Nothing added; a warning when the flag is off.
+- EventBridge, SSE-SQS: queue policy with ``aws:SourceArn`` = the rule. Nothing added.
+- EventBridge, SSE-KMS: CDK drops ``aws:SourceArn`` from both policies (the key policy would refer
+  to the rule, which refers to the queue, which refers to the key: a cycle, aws-cdk #11158), so
+  any account's rules may send (aws-cdk #22740), or, with the flag
+  ``@aws-cdk/aws-events:eventsTargetQueueSameAccount``, any rule of the account. Bound here.
+- S3: queue policy with ``aws:SourceArn`` = the bucket; with a customer key, key statements both
+  scoped to the bucket and unscoped (S3 checks a new destination with a test message). Nothing
+  added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import jsii
+from aws_cdk import FeatureFlags, Names, Stack, Token
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3_notifications as s3_notifications
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.interfaces import aws_events as events_refs
+
+from constructs_lib import limits
+from constructs_lib.errors import Problem
+from constructs_lib.kinds import implements
+
+if TYPE_CHECKING:
+    from constructs_lib.queue import ResilientQueue
+
+DEFAULT_S3_EVENTS: tuple[s3.EventType, ...] = (s3.EventType.OBJECT_CREATED,)
+EVENTS_PRINCIPAL = "events.amazonaws.com"
+# CDK's own spelling. On, SqsSubscription scopes its key policy statement to the topic.
+SNS_KEY_POLICY_FLAG = "@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption"
+_SERVICE = {"topic": "SNS", "rule": "EventBridge", "bucket": "S3"}
+_PRINCIPAL = {"topic": "sns.amazonaws.com", "rule": EVENTS_PRINCIPAL, "bucket": "s3.amazonaws.com"}
+
+
+def source_kind(source: object) -> str:
+    """``topic``, ``rule`` or ``bucket`` (the caller checked that it is one of them)."""
+    if implements(source, sns.ITopic):
+        return "topic"
+    if implements(source, events.IRule):
+        return "rule"
+    return "bucket"
+
+
+# --- the AWS managed key ------------------------------------------------------------------
+
+
+def is_aws_managed_sqs_key(key: kms.IKey | None, stack: Stack) -> bool:
+    """Whether ``key`` is SQS's AWS managed key: ``kms.Alias.from_alias_name(..., "alias/aws/sqs")``,
+    or any key whose ARN ends ``:alias/aws/sqs`` (literal, or formatted by CDK)."""
+    if key is None:
+        return False
+    alias_name = getattr(key, "alias_name", None) if implements(key, kms.IAlias) else None
+    if alias_name == limits.AWS_MANAGED_SQS_KEY:
+        return True
+    return _literal_tail(stack.resolve(key.key_arn)).endswith(f":{limits.AWS_MANAGED_SQS_KEY}")
+
+
+def _key_text(key: Any, stack: Stack) -> str:
+    """A key as a message names it: its alias name or literal ARN, else its construct path."""
+    alias_name = getattr(key, "alias_name", None) if implements(key, kms.IAlias) else None
+    if isinstance(alias_name, str) and not Token.is_unresolved(alias_name):
+        return alias_name
+    arn = stack.resolve(key.key_arn)
+    return arn if isinstance(arn, str) else str(key.node.path)
+
+
+def _literal_tail(resolved: object) -> str:
+    """The literal end of a resolved string: the string itself, or an ``Fn::Join``'s last part."""
+    if isinstance(resolved, str):
+        return resolved
+    if isinstance(resolved, dict) and isinstance(resolved.get("Fn::Join"), list):
+        parts = resolved["Fn::Join"][1]
+        if isinstance(parts, list) and parts and isinstance(parts[-1], str):
+            return parts[-1]
+    return ""
+
+
+def _key_policy_editable(key: kms.IKey) -> bool:
+    """Whether this app writes ``key``'s policy: a key defined here, or an alias of one."""
+    if isinstance(key, kms.Key):
+        return True
+    return isinstance(key, kms.Alias) and _key_policy_editable(key.alias_target_key)
+
+
+# --- redrive --------------------------------------------------------------------------------
+
+
+def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
+    """What moving dead letters back to the source takes (StartMessageMoveTask, and listing and
+    cancelling move tasks), on exactly the two queues and their customer keys."""
+    stack = Stack.of(queue)
+    dead_letter_queue, source = queue.dead_letter_queue, queue.queue
+    grant = _grant_on_queue(grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS)
+    grant = grant.combine(_grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS))
+    # The move reads each message from the DLQ (decrypt with the DLQ's key) and sends it to the
+    # source (a data key of the source's key). SQS developer guide, key management.
+    dead_letter_key = _customer_key(dead_letter_queue.encryption_master_key, stack)
+    source_key = _customer_key(source.encryption_master_key, stack)
+    source_actions: tuple[str, ...] = limits.KMS_SEND_ACTIONS
+    if dead_letter_key and source_key and _same_key(dead_letter_key, source_key, stack):
+        source_actions = tuple(dict.fromkeys(limits.KMS_SEND_ACTIONS + limits.KMS_RECEIVE_ACTIONS))
+        dead_letter_key = None
+    # Key.grant: an identity statement on the key's ARN for a principal of the key's account,
+    # the key policy for others (a key must trust a principal of another account itself).
+    if dead_letter_key is not None:
+        grant = grant.combine(dead_letter_key.grant(grantee, *limits.KMS_RECEIVE_ACTIONS))
+    if source_key is not None:
+        grant = grant.combine(source_key.grant(grantee, *source_actions))
+    return grant
+
+
+def _grant_on_queue(
+    grantee: iam.IGrantable, queue: sqs.IQueue, actions: Sequence[str]
+) -> iam.Grant:
+    return iam.Grant.add_to_principal_or_resource(
+        grantee=grantee, actions=list(actions), resource_arns=[queue.queue_arn], resource=queue
+    )
+
+
+def _customer_key(key: kms.IKey | None, stack: Stack) -> kms.IKey | None:
+    """``key``, unless it is absent or the AWS managed key, whose policy already admits every
+    principal of the account that may use SQS (an identity statement on it grants nothing)."""
+    return None if key is None or is_aws_managed_sqs_key(key, stack) else key
+
+
+def _same_key(first: kms.IKey, second: kms.IKey, stack: Stack) -> bool:
+    return bool(stack.resolve(first.key_arn) == stack.resolve(second.key_arn))
+
+
+# --- producers: the rules ------------------------------------------------------------------
+
+
+def producer_problems(
+    queue: ResilientQueue,
+    source: sns.ITopic | events.IRule | s3.IBucket,
+    s3_events: Sequence[s3.EventType],
+    s3_filters: Sequence[s3.NotificationKeyFilter],
+    raw_message_delivery: bool,
+    message_group_id: str | None,
+) -> list[Problem]:
+    """Every problem of one ``add_producer`` call (errors and warnings), before anything is
+    wired."""
+    kind = source_kind(source)
+    service = _SERVICE[kind]
+    problems = _misplaced_argument_problems(
+        kind, s3_events, s3_filters, raw_message_delivery, message_group_id
+    )
+    key = queue.queue.encryption_master_key
+    stack = Stack.of(queue)
+    if is_aws_managed_sqs_key(key, stack):
+        problems.append(
+            Problem(
+                "encryption_key",
+                _key_text(key, stack),
+                f"{queue.queue_name} is encrypted with the AWS managed key "
+                f"{limits.AWS_MANAGED_SQS_KEY}, whose key policy admits only principals of the "
+                f"account and cannot be changed (SQS developer guide, key management): {service} "
+                "cannot encrypt its messages for the queue, so they would never arrive",
+                "use a customer managed kms.Key as the ResilientQueue's encryption_key, or "
+                "SSE-SQS (leave encryption_key unset)",
+            )
+        )
+        key = None  # nothing more to say about this key
+    if kind == "topic":
+        problems += _topic_problems(queue, cast(sns.ITopic, source), key)
+    elif kind == "rule":
+        problems += _rule_problems(queue, cast(events.IRule, source), message_group_id)
+    else:
+        problems += _bucket_problems(queue, cast(s3.IBucket, source))
+    if key is not None and not _key_policy_editable(key) and kind != "bucket":
+        # CDK leaves an imported key's policy alone without a word (S3's integration warns
+        # itself); the service's messages are refused until the key's owner allows it.
+        problems.append(
+            Problem(
+                "encryption_key",
+                key,
+                f"is not defined in this app, so its key policy cannot get the statement {service} "
+                f"needs: {_PRINCIPAL[kind]} may use kms:GenerateDataKey and kms:Decrypt "
+                f"{_key_condition_text(kind, source)}",
+                "add that statement to the key's policy where the key is managed",
+                severity="warning",
+            )
+        )
+    return problems
+
+
+def _misplaced_argument_problems(
+    kind: str,
+    s3_events: Sequence[s3.EventType],
+    s3_filters: Sequence[s3.NotificationKeyFilter],
+    raw_message_delivery: bool,
+    message_group_id: str | None,
+) -> list[Problem]:
+    """Arguments that belong to another kind of source: an error rather than silently ignored."""
+    given = {
+        "raw_message_delivery": ("topic", raw_message_delivery, raw_message_delivery),
+        "message_group_id": ("rule", message_group_id, message_group_id is not None),
+        "s3_events": ("bucket", list(s3_events), tuple(s3_events) != DEFAULT_S3_EVENTS),
+        "s3_filters": ("bucket", list(s3_filters), bool(s3_filters)),
+    }
+    nouns = {"topic": "an SNS topic", "rule": "an EventBridge rule", "bucket": "an S3 bucket"}
+    problems = [
+        Problem(
+            prop,
+            value,
+            f"applies only when the source is {nouns[owner]}, but it is {nouns[kind]}",
+            f"remove {prop}",
+        )
+        for prop, (owner, value, is_set) in given.items()
+        if is_set and owner != kind
+    ]
+    if kind == "bucket" and not s3_events:
+        problems.append(
+            Problem(
+                "s3_events",
+                list(s3_events),
+                "is empty, so the bucket would notify nothing",
+                "leave s3_events unset for s3.EventType.OBJECT_CREATED, or name the events",
+            )
+        )
+    return problems
+
+
+def _topic_problems(
+    queue: ResilientQueue, topic: sns.ITopic, key: kms.IKey | None
+) -> list[Problem]:
+    problems: list[Problem] = []
+    if queue.fifo and not topic.fifo:
+        # A standard topic forwards no message group id (botocore SNS Publish MessageGroupId),
+        # and SendMessage to a FIFO queue without one fails (botocore SQS SendMessage). CDK does
+        # not check this. A FIFO topic may feed a standard queue (SNS developer guide,
+        # fifo-message-delivery).
+        problems.append(
+            Problem(
+                "source",
+                topic,
+                f"is a standard topic, but {queue.queue_name} is a FIFO queue: a standard topic "
+                "sends no message group id, which every message to a FIFO queue needs",
+                "subscribe a FIFO topic (fifo=True), or use a standard ResilientQueue",
+            )
+        )
+    # SqsSubscription writes a key statement only into the policy of a key of this app.
+    if key is not None and _key_policy_editable(key):
+        if not FeatureFlags.of(topic).is_enabled(SNS_KEY_POLICY_FLAG):
+            problems.append(
+                Problem(
+                    "source",
+                    topic,
+                    "gets a key policy statement from CDK that lets sns.amazonaws.com use the "
+                    f"queue's key for any topic, because the feature flag {SNS_KEY_POLICY_FLAG} "
+                    "is off in this app",
+                    f'set "{SNS_KEY_POLICY_FLAG}": true in cdk.json (CDK then scopes the '
+                    "statement to this topic with aws:SourceArn)",
+                    severity="warning",
+                )
+            )
+        elif topic.master_key is not None and _same_key(topic.master_key, key, Stack.of(queue)):
+            # With the flag, CDK's key statement names the topic, and the topic names the key.
+            problems.append(
+                Problem(
+                    "source",
+                    topic,
+                    f"is encrypted with the queue's own key; with {SNS_KEY_POLICY_FLAG} on, the "
+                    "key policy refers to the topic while the topic refers to the key, a circular "
+                    "dependency CloudFormation rejects",
+                    "encrypt the topic with another key than the queue's",
+                )
+            )
+    existing = queue.queue.node.try_find_child(Names.node_unique_id(topic.node))
+    if existing is not None:
+        problems.append(_twice(queue, topic, "subscription"))
+    return problems
+
+
+def _rule_problems(
+    queue: ResilientQueue, rule: events.IRule, message_group_id: str | None
+) -> list[Problem]:
+    problems: list[Problem] = []
+    if not isinstance(rule, events.Rule):
+        problems.append(
+            Problem(
+                "source",
+                rule,
+                "is an imported rule: its targets belong to the template that defines it",
+                "pass the events.Rule defined in this app, or add the target where the rule is "
+                "defined",
+            )
+        )
+        return problems
+    if Stack.of(rule) is not Stack.of(queue):
+        problems.append(_other_stack(queue, rule, "the rule's target refers to the queue"))
+    if queue.fifo:
+        # EventBridge requires both for an SQS FIFO target (botocore EventBridge
+        # Target.SqsParameters); CDK checks neither.
+        if message_group_id is None:
+            problems.append(
+                Problem(
+                    "message_group_id",
+                    message_group_id,
+                    f"is required: {queue.queue_name} is a FIFO queue, and EventBridge sends to "
+                    "one only with a message group id",
+                    'pass message_group_id="<group>" (events of one group are delivered in order)',
+                )
+            )
+        if not cast(sqs.CfnQueue, queue.queue.node.default_child).content_based_deduplication:
+            problems.append(
+                Problem(
+                    "source",
+                    rule,
+                    f"cannot target {queue.queue_name}: EventBridge sends to a FIFO queue only "
+                    "when it has content-based deduplication",
+                    "create the ResilientQueue with content_based_deduplication=True",
+                )
+            )
+    stack = Stack.of(rule)
+    queue_arn = stack.resolve(queue.queue.queue_arn)
+    rendered = stack.resolve(cast(events.CfnRule, rule.node.default_child).targets) or []
+    if any(stack.resolve(target.get("arn")) == queue_arn for target in rendered):
+        problems.append(_twice(queue, rule, "target"))
+    return problems
+
+
+def _bucket_problems(queue: ResilientQueue, bucket: s3.IBucket) -> list[Problem]:
+    problems: list[Problem] = []
+    if queue.fifo:
+        # "FIFO queues are not allowed when enabling an SQS queue as the event notification
+        # destination." CloudFormation, AWS::S3::Bucket QueueConfiguration, Queue. CDK does not
+        # check this.
+        problems.append(
+            Problem(
+                "source",
+                bucket,
+                f"cannot notify {queue.queue_name}: S3 event notifications cannot target a FIFO "
+                "queue",
+                "use a standard ResilientQueue, or send the bucket's events through EventBridge "
+                "(s3.Bucket(event_bridge_enabled=True) and an events.Rule with a message group id)",
+            )
+        )
+    if Stack.of(bucket) is not Stack.of(queue) and Token.is_unresolved(bucket.bucket_arn):
+        problems.append(
+            _other_stack(
+                queue, bucket, "the bucket's notification configuration refers to the queue"
+            )
+        )
+    return problems
+
+
+def _other_stack(queue: ResilientQueue, source: Any, why: str) -> Problem:
+    return Problem(
+        "source",
+        source,
+        f"is in stack {Stack.of(source).stack_name}, not {Stack.of(queue).stack_name}: {why} and "
+        "the queue policy refers to the source, which makes the two stacks depend on each other",
+        "define the source in the queue's stack (or the ResilientQueue in the source's)",
+    )
+
+
+def _twice(queue: ResilientQueue, source: Any, what: str) -> Problem:
+    return Problem(
+        "source",
+        source,
+        f"already has a {what} to {queue.queue_name}; a second would deliver every message twice",
+        "add each topic or rule once per queue",
+    )
+
+
+def _key_condition_text(kind: str, source: Any) -> str:
+    """The condition of the key statement this module or CDK would write, in words."""
+    if kind == "rule":
+        return f"when aws:SourceAccount is the account of {source.node.path}"
+    arn: str = source.topic_arn
+    return f"when aws:SourceArn is {arn if not Token.is_unresolved(arn) else source.node.path}"
+
+
+# --- producers: the wiring ------------------------------------------------------------------
+
+
+def add_producer(
+    queue: ResilientQueue,
+    source: sns.ITopic | events.IRule | s3.IBucket,
+    s3_events: Sequence[s3.EventType],
+    s3_filters: Sequence[s3.NotificationKeyFilter],
+    raw_message_delivery: bool,
+    message_group_id: str | None,
+) -> sns.Subscription | events.IRuleTarget | None:
+    """Wire ``source`` to the source queue (call after ``producer_problems`` found no error)."""
+    kind = source_kind(source)
+    if kind == "topic":
+        topic = cast(sns.ITopic, source)
+        # Everything SNS needs comes from SqsSubscription (see the module docstring). A message
+        # SNS cannot deliver (a broken queue or key policy) goes to the queue's own DLQ once
+        # SNS's retries end, instead of being dropped: the DLQ's alarms then see it.
+        return topic.add_subscription(
+            subscriptions.SqsSubscription(
+                queue.queue,
+                raw_message_delivery=raw_message_delivery,
+                dead_letter_queue=queue.dead_letter_queue,
+            )
+        )
+    if kind == "rule":
+        assert isinstance(source, events.Rule)
+        return _add_rule_target(queue, source, message_group_id)
+    bucket = cast(s3.IBucket, source)
+    # SqsDestination writes the queue policy scoped to the bucket and the key statements.
+    for event in s3_events:
+        bucket.add_event_notification(
+            event, s3_notifications.SqsDestination(queue.queue), *s3_filters
+        )
+    return None
+
+
+def _add_rule_target(
+    queue: ResilientQueue, rule: events.Rule, message_group_id: str | None
+) -> events.IRuleTarget:
+    key = queue.queue.encryption_master_key
+    if key is None:
+        # SSE-SQS: SqsQueue's queue policy is scoped to the rule (aws:SourceArn); nothing missing.
+        target: events.IRuleTarget = targets.SqsQueue(
+            queue.queue, message_group_id=message_group_id
+        )
+        rule.add_target(target)
+        return target
+    # SSE-KMS: SqsQueue would leave the queue open to every rule (see the module docstring), so
+    # the target and its two statements are written here. The queue policy may name the rule:
+    # the rule refers to the queue, not to the policy. The key policy may not (the queue refers
+    # to the key), so the key is scoped to the rule's account.
+    target = _EncryptedQueueTarget(queue.queue, message_group_id)
+    rule.add_target(target)
+    queue.queue.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(EVENTS_PRINCIPAL)],
+            actions=["sqs:SendMessage"],
+            resources=[queue.queue.queue_arn],
+            conditions={"ArnEquals": {"aws:SourceArn": rule.rule_arn}},
+        )
+    )
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(EVENTS_PRINCIPAL)],
+            actions=list(limits.KMS_SEND_ACTIONS),
+            # In a key policy "*" is the key itself.
+            resources=["*"],
+            conditions={"StringEquals": {"aws:SourceAccount": rule.env.account}},
+        ),
+        True,  # an imported key: nothing written, producer_problems warned
+    )
+    return target
+
+
+@jsii.implements(events.IRuleTarget)
+class _EncryptedQueueTarget:
+    """An SSE-KMS queue as a rule target, without the grants of ``aws_events_targets.SqsQueue``
+    (``_add_rule_target`` writes narrower ones)."""
+
+    def __init__(self, queue: sqs.IQueue, message_group_id: str | None) -> None:
+        self.queue = queue
+        self.message_group_id = message_group_id
+
+    def bind(self, rule: events_refs.IRuleRef, id: str | None = None) -> events.RuleTargetConfig:
+        return events.RuleTargetConfig(
+            arn=self.queue.queue_arn,
+            target_resource=self.queue,
+            sqs_parameters=None
+            if self.message_group_id is None
+            else events.CfnRule.SqsParametersProperty(message_group_id=self.message_group_id),
+        )

@@ -146,7 +146,8 @@ def test_installed_wheel_synthesizes_a_resilient_queue(installed: Path, tmp_path
     assert result["version"] == VERSION
     assert result["visibility"] == 60  # 6 x 10 s
     assert result["types"].count("AWS::SQS::Queue") == 2
-    assert result["types"].count("AWS::CloudWatch::Alarm") == 4
+    # in-flight, DLQ depth, two ages, and the consumer's failed messages
+    assert result["types"].count("AWS::CloudWatch::Alarm") == 5
     assert "AWS::Lambda::EventSourceMapping" in result["types"]
 
 

@@ -106,9 +106,10 @@ def example_deployment(
     """The example app (``app.py`` with ``example/``) as ``cdk deploy --all`` left it, deployed
     once per session, with its consumers quiet.
 
-    As for the test app (see ``deployment``), each event source mapping is recorded right after
-    deploy and then disabled: the emulator cannot run the functions, and an enabled mapping would
-    receive messages on every SendMessage and push them towards the DLQ. ``test_example_app.py``
+    As for the test app (see ``deployment``), each event source mapping (the source's and the
+    DLQ's consumer's) is recorded right after deploy and then disabled: the emulator cannot run
+    the functions, and an enabled mapping would receive messages on every SendMessage and push
+    them towards the DLQ (or, on the DLQ, receive the dead letters the tests look for). ``test_example_app.py``
     destroys the app in its last test; the teardown here only makes sure of it.
     """
     assembly = e2e_tmp / "example-assembly"
@@ -118,9 +119,12 @@ def example_deployment(
         deployment = locate_example(client_factory, assembly, result)
         lambda_client = client_factory("lambda")
         for pipeline in deployment.pipelines.values():
-            uuid = pipeline.physical[pipeline.event_source]
-            pipeline.event_source_at_deploy = lambda_client.get_event_source_mapping(UUID=uuid)
-            lambda_client.update_event_source_mapping(UUID=uuid, Enabled=False)
+            # The DLQ's consumer too: the emulator invokes it when the redrive policy moves a
+            # message to the DLQ.
+            for consumer in pipeline.consumers:
+                uuid = pipeline.physical[consumer.event_source]
+                consumer.at_deploy = lambda_client.get_event_source_mapping(UUID=uuid)
+                lambda_client.update_event_source_mapping(UUID=uuid, Enabled=False)
         yield deployment
     finally:
         # Best effort, from the deployed assembly (no new synth); usually destroyed already.

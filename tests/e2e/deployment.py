@@ -179,6 +179,18 @@ def locate(
     return located
 
 
+def kms_key_arn(client_factory: Any, key_id: str) -> str:
+    """The key's ARN from ListKeys. DescribeKey cannot be used: for a key created by
+    CloudFormation the emulator stores the key policy as an object and DescribeKey fails with
+    HTTP 500 (TypeError in moto's kms policy_validator, json.loads of a dict)."""
+    for page in client_factory("kms").get_paginator("list_keys").paginate():
+        for key in page["Keys"]:
+            if key["KeyId"] == key_id:
+                arn: str = key["KeyArn"]
+                return arn
+    raise AssertionError(f"KMS key {key_id} not found")
+
+
 def resolve(value: Any, physical_arns: Mapping[str, str]) -> Any:
     """Evaluate the few intrinsics the library writes into names and ARNs (Ref pseudo parameters,
     Fn::Join, Fn::GetAtt Arn) the way CloudFormation would in this account and region."""

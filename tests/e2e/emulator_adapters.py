@@ -25,6 +25,7 @@ from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
 from moto.cloudwatch.models import Alarm, CloudWatchBackend, cloudwatch_backends
 from moto.core.common_models import CloudFormationModel
+from moto.sns.models import SNSBackend, sns_backends
 from moto.sqs.exceptions import QueueDoesNotExist
 from moto.sqs.models import SQSBackend, sqs_backends
 
@@ -233,6 +234,111 @@ class SqsQueuePolicyResource(CloudFormationModel):
                 continue
 
 
+class SnsSubscriptionResource(CloudFormationModel):
+    """``AWS::SNS::Subscription``: the subscription SNS's ``Subscribe`` makes, with its attributes.
+
+    Made by the two backend calls ``Subscribe`` makes (moto/sns/responses.py):
+    ``SNSBackend.subscribe``, then ``set_subscription_attributes`` for each attribute, the filter
+    policy scope first. So ListSubscriptionsByTopic, GetSubscriptionAttributes and Publish (which
+    delivers to an SQS endpoint) see it. The template's attribute properties become attributes
+    as the API takes them: ``RawMessageDelivery`` as ``true``/``false``, the JSON ones
+    (``RedrivePolicy``, ``FilterPolicy``, ``DeliveryPolicy``) as JSON text. ``Ref`` gives the
+    subscription's ARN, as CloudFormation documents. ``Region`` and ``ReplayPolicy`` are not
+    adapted: a template with one fails the deploy loudly. Deleting the resource unsubscribes.
+    """
+
+    # CloudFormation property -> subscription attribute, in the order Subscribe sets them.
+    ATTRIBUTES = (
+        "FilterPolicyScope",
+        "FilterPolicy",
+        "RawMessageDelivery",
+        "RedrivePolicy",
+        "DeliveryPolicy",
+        "SubscriptionRoleArn",
+    )
+    NOT_ADAPTED = ("Region", "ReplayPolicy")
+
+    def __init__(self, arn: str) -> None:
+        self.arn = arn
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""  # the type has no name property
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::SNS::Subscription"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return False  # only Ref is used by the apps
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.arn
+
+    def is_created(self) -> bool:
+        return True
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> SnsSubscriptionResource:
+        props = cloudformation_json["Properties"]
+        unadapted = [name for name in cls.NOT_ADAPTED if name in props]
+        if unadapted:
+            raise NotImplementedError(f"subscription properties not adapted: {unadapted}")
+        backend: SNSBackend = sns_backends[account_id][region_name]
+        subscription = backend.subscribe(props["TopicArn"], props["Endpoint"], props["Protocol"])
+        for name in cls.ATTRIBUTES:
+            if name in props:
+                backend.set_subscription_attributes(
+                    subscription.arn, name, _attribute_text(props[name])
+                )
+        return cls(subscription.arn)
+
+    @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: SnsSubscriptionResource,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> SnsSubscriptionResource:
+        cls.delete_from_cloudformation_json(
+            original_resource.arn, cloudformation_json, account_id, region_name
+        )
+        return cls.create_from_cloudformation_json(
+            new_resource_name, cloudformation_json, account_id, region_name
+        )
+
+    @classmethod
+    def delete_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        backend: SNSBackend = sns_backends[account_id][region_name]
+        backend.unsubscribe(resource_name)
+
+
+def _attribute_text(value: Any) -> str:
+    """A subscription attribute as the Subscribe API takes it: text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
 def _as_bool(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).lower() == "true"
 
@@ -256,6 +362,16 @@ ADAPTERS: dict[str, tuple[type[CloudFormationModel], AdapterInfo]] = {
             gap="CloudFormation skips the type (logs 'No Moto CloudFormation support') and "
             "reports it complete: the queues keep an empty policy, so a TLS-only deny cannot be "
             "read back",
+        ),
+    ),
+    SnsSubscriptionResource.cloudformation_type(): (
+        SnsSubscriptionResource,
+        AdapterInfo(
+            resource_type="AWS::SNS::Subscription",
+            written_for=WRITTEN_FOR_MOTO,
+            gap="CloudFormation skips the type (logs 'No Moto CloudFormation support') and "
+            "reports it complete: the topic has no subscription, so nothing published to it "
+            "reaches the queue",
         ),
     ),
 }

@@ -222,3 +222,90 @@ def test_a_cloudformation_queue_policy_is_the_policy_set_queue_attributes_sets(
     assert json.loads(made["Policy"]) == document
     assert made == by_api
     assert "Policy" not in after
+
+
+def test_a_cloudformation_subscription_is_the_subscription_subscribe_makes(
+    client_factory: Any,
+) -> None:
+    """The same attributes as an SQS subscription made by Subscribe (with the same attributes),
+    delivery of a published message, and unsubscribed when the stack is deleted."""
+    cloudformation = client_factory("cloudformation")
+    sqs = client_factory("sqs")
+    sns = client_factory("sns")
+    topic_arn = sns.create_topic(Name="adapter-subscription-check")["TopicArn"]
+    urls = {
+        name: sqs.create_queue(QueueName=f"adapter-subscription-{name}")["QueueUrl"]
+        for name in ("by-stack", "by-api", "dlq")
+    }
+    arns = {
+        name: sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        for name, url in urls.items()
+    }
+    redrive = {"deadLetterTargetArn": arns["dlq"]}
+    template = {
+        "Resources": {
+            "Subscription": {
+                "Type": "AWS::SNS::Subscription",
+                "Properties": {
+                    "TopicArn": topic_arn,
+                    "Endpoint": arns["by-stack"],
+                    "Protocol": "sqs",
+                    "RawMessageDelivery": True,
+                    "RedrivePolicy": redrive,
+                },
+            }
+        }
+    }
+    by_api = sns.subscribe(
+        TopicArn=topic_arn,
+        Endpoint=arns["by-api"],
+        Protocol="sqs",
+        Attributes={"RawMessageDelivery": "true", "RedrivePolicy": json.dumps(redrive)},
+    )["SubscriptionArn"]
+    volatile = {"SubscriptionArn", "Endpoint"}
+
+    try:
+        cloudformation.create_stack(
+            StackName="adapter-subscription", TemplateBody=json.dumps(template)
+        )
+        resources = cloudformation.list_stack_resources(StackName="adapter-subscription")
+        (made,) = [r["PhysicalResourceId"] for r in resources["StackResourceSummaries"]]
+        listed = sns.list_subscriptions_by_topic(TopicArn=topic_arn)["Subscriptions"]
+        attributes = {
+            arn: sns.get_subscription_attributes(SubscriptionArn=arn)["Attributes"]
+            for arn in (made, by_api)
+        }
+        sns.publish(TopicArn=topic_arn, Message="adapter check ✓")
+        bodies = {
+            name: [
+                m["Body"]
+                for m in sqs.receive_message(QueueUrl=urls[name], WaitTimeSeconds=1).get(
+                    "Messages", []
+                )
+            ]
+            for name in ("by-stack", "by-api")
+        }
+        cloudformation.delete_stack(StackName="adapter-subscription")
+        after = {
+            s["SubscriptionArn"]
+            for s in sns.list_subscriptions_by_topic(TopicArn=topic_arn)["Subscriptions"]
+        }
+    finally:
+        sns.unsubscribe(SubscriptionArn=by_api)
+        sns.delete_topic(TopicArn=topic_arn)
+        for url in urls.values():
+            sqs.delete_queue(QueueUrl=url)
+
+    assert sorted((s["SubscriptionArn"], s["Endpoint"]) for s in listed) == sorted(
+        [(made, arns["by-stack"]), (by_api, arns["by-api"])]
+    )
+    assert attributes[made]["Endpoint"] == arns["by-stack"]
+    assert {k: v for k, v in attributes[made].items() if k not in volatile} == {
+        k: v for k, v in attributes[by_api].items() if k not in volatile
+    }
+    assert attributes[made]["RawMessageDelivery"] == "true"
+    assert json.loads(attributes[made]["RedrivePolicy"]) == redrive
+    assert bodies == {"by-stack": ["adapter check ✓"], "by-api": ["adapter check ✓"]}
+    assert after == {by_api}

@@ -2,10 +2,11 @@
 
 The example is deployed once per session (fixture ``example_deployment``) with the pinned CLI,
 ``cdk deploy --all`` in the repository as ``make run`` synthesizes it, after the session's
-``cdk bootstrap``. The emulator's CloudFormation has no ``AWS::CloudWatch::Alarm``; the test
-harness adds it (``emulator_adapters.py``), and ``test_adapters.py`` shows the deploy failing
-without it. Everything below is read back through the AWS APIs (boto3 or the AWS CLI) except
-what the emulator drops, which each test names. The last test destroys the app.
+``cdk bootstrap``. The emulator's CloudFormation has no ``AWS::CloudWatch::Alarm``,
+``AWS::SQS::QueuePolicy`` or ``AWS::SNS::Subscription``; the test harness adds them
+(``emulator_adapters.py``), and ``test_adapters.py`` shows the deploy failing without them.
+Everything below is read back through the AWS APIs (boto3 or the AWS CLI) except what the
+emulator drops, which each test names. The last test destroys the app.
 
 The consumers are played with boto3 (the emulator cannot invoke functions), with the deployed
 event source mappings disabled after their settings were recorded (see ``example_deployment``).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,11 @@ import pytest
 from constructs_lib import policy
 
 from ..conftest import SynthResult
-from .deployment import resolve
-from .emulator import REPO_ROOT, CdkCli, Emulator
+from .deployment import kms_key_arn, resolve
+from .emulator import ACCOUNT, REPO_ROOT, CdkCli, Emulator
 from .example_deployment import (
     EXAMPLE_PIPELINES,
+    DeployedConsumer,
     DeployedPipeline,
     ExampleDeployment,
     ExamplePipeline,
@@ -42,6 +45,10 @@ DEAD_LETTER_RETENTION = 14 * DAY  # the library's default and SQS's maximum
 # the visibility timeouts example/stack.py's functions and windows lead to (6 x timeout + window).
 IN_FLIGHT_THRESHOLD = 12_000
 VISIBILITY = {"orders": 6 * 30 + 5, "payments.fifo": 6 * 20}
+# The DLQ's: derived from its consumer's function (6 x 10 s) where the example adds one, else
+# SQS's default, which the library leaves alone.
+DEAD_LETTER_VISIBILITY = {"orders": 6 * 10, "payments.fifo": 30}
+RUNBOOK_NOTE = "Runbook: docs/alarms.md in the constructs_lib documentation."
 
 
 @pytest.fixture(params=EXAMPLE_PIPELINES, ids=lambda spec: spec.id)
@@ -62,21 +69,64 @@ def attributes(sqs: Any, url: str) -> dict[str, str]:
     return result
 
 
-def alarm_names(queue_name: str) -> dict[str, str]:
-    """The four alarm names docs/alarms.md documents for a source queue."""
-    return {
+def alarm_names(spec: ExamplePipeline) -> dict[str, str]:
+    """The alarm names docs/alarms.md documents for a pipeline: four for the queue, one per
+    consumer (``<queue>-<function>-failed-messages``, the DLQ's consumer on ``<queue>-dlq``) and
+    the DLQ arrivals alarm with a dead-letter consumer."""
+    queue_name = spec.queue_name
+    names = {
         "in_flight": f"{queue_name}-in-flight-high",
         "dead_letter_depth": f"{queue_name}-dead-letters",
         "source_expiry_risk": f"{queue_name}-oldest-message-age",
         "dead_letter_expiry_risk": f"{queue_name}-dead-letter-age",
     }
+    if spec.event_source_metrics:
+        names["failed_messages"] = f"{queue_name}-{spec.function}-failed-messages"
+    dead_letter = spec.dead_letter_consumer
+    if dead_letter is not None:
+        names["dead_letter_arrivals"] = f"{queue_name}-dead-letter-arrivals"
+        if spec.event_source_metrics:
+            names["dead_letter_failed_messages"] = (
+                f"{spec.dead_letter_queue_name}-{dead_letter.function}-failed-messages"
+            )
+    return names
 
 
 def live_alarms(client_factory: Any, spec: ExamplePipeline) -> dict[str, dict[str, Any]]:
-    names = alarm_names(spec.queue_name)
+    names = alarm_names(spec)
     found = client_factory("cloudwatch").describe_alarms(AlarmNames=list(names.values()))
     by_name = {alarm["AlarmName"]: alarm for alarm in found["MetricAlarms"]}
     return {role: by_name[name] for role, name in names.items() if name in by_name}
+
+
+def uuid_of(pipeline: DeployedPipeline, consumer: DeployedConsumer) -> str:
+    """The deployed mapping's UUID: its physical id, the same as the emulator's record."""
+    uuid = pipeline.physical[consumer.event_source]
+    assert uuid == consumer.at_deploy["UUID"]
+    return uuid
+
+
+def alarm_topic(example_deployment: ExampleDeployment, pipeline: DeployedPipeline) -> str:
+    """The live ARN of the example's alarm topic: the one topic of the stack that produces to
+    no queue (the others are producers, subscribed to a source)."""
+    template = pipeline.template
+    producers = {
+        template["Resources"][subscription]["Properties"]["TopicArn"]["Ref"]
+        for p in example_deployment.pipelines.values()
+        if p.stack == pipeline.stack
+        for subscription in p.subscriptions
+    }
+    topics = [
+        logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::SNS::Topic" and logical_id not in producers
+    ]
+    assert len(topics) == 1, topics
+    return example_deployment.physical[pipeline.stack][topics[0]]
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def emulator_log_count(emulator: Emulator, text: str) -> int:
@@ -168,13 +218,63 @@ def test_source_visibility_timeout_is_derived_from_the_deployed_consumer(
     function = client_factory("lambda").get_function_configuration(
         FunctionName=pipeline.function_name
     )
-    window = pipeline.event_source_at_deploy.get("MaximumBatchingWindowInSeconds", 0)
+    window = pipeline.consumer.at_deploy.get("MaximumBatchingWindowInSeconds", 0)
     assert (function["Timeout"], window) == (spec.function_timeout, spec.batching_window)
 
     expected = policy.derived_visibility_timeout(function["Timeout"], window)
 
     assert expected == VISIBILITY[spec.queue_name]
     assert int(attributes(sqs, pipeline.queue_url)["VisibilityTimeout"]) == expected
+
+
+def test_dead_letter_consumer_reads_the_dlq_whose_visibility_timeout_it_sets(
+    pipeline: DeployedPipeline, sqs: Any, client_factory: Any
+) -> None:
+    """The mapping found in the template on the DLQ exists live on the live DLQ, invokes the
+    function the example names, and the DLQ's visibility timeout is derived from that function's
+    timeout. Without a dead-letter consumer no mapping reads the DLQ and its visibility timeout
+    stays SQS's default."""
+    spec = pipeline.spec
+    lambda_client = client_factory("lambda")
+    dead_letter = attributes(sqs, pipeline.dead_letter_queue_url)
+    reading_the_dlq = lambda_client.list_event_source_mappings(
+        EventSourceArn=dead_letter["QueueArn"]
+    )["EventSourceMappings"]
+    expected_visibility = DEAD_LETTER_VISIBILITY[spec.queue_name]
+
+    if spec.dead_letter_consumer is None:
+        assert pipeline.dead_letter_consumer is None
+        assert reading_the_dlq == []
+        assert int(dead_letter["VisibilityTimeout"]) == expected_visibility
+        return
+
+    declared = spec.dead_letter_consumer
+    consumer = pipeline.dead_letter_consumer
+    assert consumer is not None, "the example's DLQ consumer is not in the deployed template"
+    assert consumer.queue == pipeline.dead_letter_queue
+    assert (
+        pipeline.construct_path(consumer.function)
+        == f"{pipeline.stack}/{declared.function}/Resource"
+    )
+    assert consumer.function != pipeline.consumer.function
+    mapping = consumer.at_deploy
+    assert [m["UUID"] for m in reading_the_dlq] == [uuid_of(pipeline, consumer)]
+    assert mapping["State"] == "Enabled"
+    assert mapping["EventSourceArn"] == dead_letter["QueueArn"]
+    function_name = pipeline.physical[consumer.function]
+    assert mapping["FunctionArn"].endswith(f":function:{function_name}")
+    assert mapping["BatchSize"] == declared.batch_size
+    assert mapping.get("MaximumBatchingWindowInSeconds", 0) == declared.batching_window
+    assert mapping.get("FunctionResponseTypes") == ["ReportBatchItemFailures"]
+    function = lambda_client.get_function_configuration(FunctionName=function_name)
+    assert function["Timeout"] == declared.function_timeout
+
+    derived = policy.derived_visibility_timeout(function["Timeout"], declared.batching_window)
+
+    assert derived == expected_visibility
+    assert int(dead_letter["VisibilityTimeout"]) == derived
+    # The source's own timeout is its consumer's, not raised or lowered by the DLQ's consumer.
+    assert int(attributes(sqs, pipeline.queue_url)["VisibilityTimeout"]) == VISIBILITY[spec.id]
 
 
 def test_dead_letter_queue_has_the_source_type_14_day_retention_and_the_redrive(
@@ -239,57 +339,99 @@ def test_dead_letter_queue_allows_redrive_from_its_source_only(
 def test_every_promised_alarm_exists_on_the_right_metric_with_its_actions(
     pipeline: DeployedPipeline, example_deployment: ExampleDeployment, client_factory: Any
 ) -> None:
+    """The four queue alarms of the README, and docs/alarms.md's alarm per consumer on its
+    mapping's FailedInvokeEventCount and, with a dead-letter consumer, on the DLQ's arrivals;
+    each with the alarm topic as alarm and OK action. No other alarm watches the pipeline."""
     spec = pipeline.spec
-    physical = example_deployment.physical[pipeline.stack]
-    topics = [
-        physical[logical_id]
-        for logical_id, resource in pipeline.template["Resources"].items()
-        if resource["Type"] == "AWS::SNS::Topic"
-    ]
+    topic = alarm_topic(example_deployment, pipeline)
     live_topics = {t["TopicArn"] for t in client_factory("sns").list_topics()["Topics"]}
-    assert len(topics) == 1 and topics[0] in live_topics
+    assert topic in live_topics
     dead_letter_age = (
         DEAD_LETTER_RETENTION // 2  # FIFO: the age restarts in the DLQ
         if spec.fifo
         else (DEAD_LETTER_RETENTION - spec.retention_days * DAY) // 2
     )
-    # role -> (queue, metric, threshold, evaluation periods), as the README promises them
-    expected = {
+
+    def queue(name: str) -> list[dict[str, str]]:
+        return [{"Name": "QueueName", "Value": name}]
+
+    def mapping(consumer: DeployedConsumer) -> list[dict[str, str]]:
+        return [{"Name": "EventSourceMappingUUID", "Value": uuid_of(pipeline, consumer)}]
+
+    # role -> (namespace, metric, dimensions, statistic, threshold, evaluation periods)
+    expected: dict[str, tuple[str, str, list[dict[str, str]], str, int, int]] = {
         "in_flight": (
-            spec.queue_name,
+            "AWS/SQS",
             "ApproximateNumberOfMessagesNotVisible",
+            queue(spec.queue_name),
+            "Maximum",
             IN_FLIGHT_THRESHOLD,
             5,
         ),
         "dead_letter_depth": (
-            spec.dead_letter_queue_name,
+            "AWS/SQS",
             "ApproximateNumberOfMessagesVisible",
+            queue(spec.dead_letter_queue_name),
+            "Maximum",
             1,
             1,
         ),
         "source_expiry_risk": (
-            spec.queue_name,
+            "AWS/SQS",
             "ApproximateAgeOfOldestMessage",
+            queue(spec.queue_name),
+            "Maximum",
             spec.retention_days * DAY // 2,
             1,
         ),
         "dead_letter_expiry_risk": (
-            spec.dead_letter_queue_name,
+            "AWS/SQS",
             "ApproximateAgeOfOldestMessage",
+            queue(spec.dead_letter_queue_name),
+            "Maximum",
             dead_letter_age,
             1,
         ),
     }
+    if spec.event_source_metrics:
+        expected["failed_messages"] = (
+            "AWS/Lambda",
+            "FailedInvokeEventCount",
+            mapping(pipeline.consumer),
+            "Sum",
+            1,
+            1,
+        )
+    if spec.dead_letter_consumer is not None:
+        consumer = pipeline.dead_letter_consumer
+        assert consumer is not None, "the example's DLQ consumer is not in the deployed template"
+        expected["dead_letter_arrivals"] = (
+            "AWS/SQS",
+            "NumberOfMessagesReceived",  # never NumberOfMessagesSent: blind to redriven ones
+            queue(spec.dead_letter_queue_name),
+            "Sum",
+            1,
+            1,
+        )
+        if spec.event_source_metrics:
+            expected["dead_letter_failed_messages"] = (
+                "AWS/Lambda",
+                "FailedInvokeEventCount",
+                mapping(consumer),
+                "Sum",
+                1,
+                1,
+            )
 
     alarms = live_alarms(client_factory, spec)
 
     assert sorted(alarms) == sorted(expected)
-    for role, (queue, metric, threshold, periods) in expected.items():
+    for role, (namespace, metric, dimensions, statistic, threshold, periods) in expected.items():
         alarm = alarms[role]
-        assert alarm["Namespace"] == "AWS/SQS", role
+        assert alarm["Namespace"] == namespace, role
         assert alarm["MetricName"] == metric, role
-        assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": queue}], role
-        assert alarm["Statistic"] == "Maximum", role
+        assert alarm["Dimensions"] == dimensions, role
+        assert alarm["Statistic"] == statistic, role
         assert alarm["Period"] == 60, role
         assert alarm["EvaluationPeriods"] == periods, role
         assert alarm.get("DatapointsToAlarm", periods) == periods, role
@@ -297,22 +439,28 @@ def test_every_promised_alarm_exists_on_the_right_metric_with_its_actions(
         assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold", role
         assert alarm["TreatMissingData"] == "notBreaching", role
         assert alarm["ActionsEnabled"] is True, role
-        assert alarm["AlarmActions"] == topics, role
-        assert alarm["OKActions"] == topics, role
-        assert alarm["AlarmDescription"].endswith(
-            "Runbook: docs/alarms.md in the constructs_lib documentation."
-        ), role
-    # Never NumberOfMessagesSent for DLQ arrivals (blind to messages moved by redrive).
-    everything = client_factory("cloudwatch").describe_alarms()["MetricAlarms"]
-    assert not [
-        a
-        for a in everything
-        if a["MetricName"] == "NumberOfMessagesSent"
-        and {"Name": "QueueName", "Value": spec.dead_letter_queue_name} in a["Dimensions"]
+        assert alarm["AlarmActions"] == [topic], role
+        assert alarm["OKActions"] == [topic], role
+        assert alarm["AlarmDescription"].endswith(RUNBOOK_NOTE), role
+    # Every alarm on this pipeline's queues or mappings is one of those (no NumberOfMessagesSent
+    # alarm on the DLQ, no second alarm on a mapping).
+    watched = {
+        json.dumps(d, sort_keys=True) for (_, _, dims, *_) in expected.values() for d in dims
+    }
+    everything = [
+        alarm
+        for page in client_factory("cloudwatch").get_paginator("describe_alarms").paginate()
+        for alarm in page["MetricAlarms"]
     ]
+    on_this_pipeline = sorted(
+        alarm["AlarmName"]
+        for alarm in everything
+        if any(json.dumps(d, sort_keys=True) in watched for d in alarm["Dimensions"])
+    )
+    assert on_this_pipeline == sorted(alarm_names(spec).values())
 
 
-def test_dashboard_exists_and_shows_the_live_alarms_and_consumer(
+def test_dashboard_exists_and_shows_the_live_alarms_and_consumers(
     pipeline: DeployedPipeline, example_deployment: ExampleDeployment, client_factory: Any
 ) -> None:
     cloudwatch = client_factory("cloudwatch")
@@ -324,7 +472,7 @@ def test_dashboard_exists_and_shows_the_live_alarms_and_consumer(
     ]
     listed = {d["DashboardName"] for d in cloudwatch.list_dashboards()["DashboardEntries"]}
     alarm_arns = sorted(a["AlarmArn"] for a in live_alarms(client_factory, pipeline.spec).values())
-    assert len(alarm_arns) == 4
+    assert len(alarm_arns) == len(alarm_names(pipeline.spec))
 
     def alarms_widget(body: dict[str, Any]) -> list[str]:
         return sorted(
@@ -339,21 +487,35 @@ def test_dashboard_exists_and_shows_the_live_alarms_and_consumer(
 
     assert set(names) <= listed
     assert len(mine) == 1, "no dashboard shows exactly this pipeline's live alarms"
-    text = json.dumps(mine[0])
+    text = json.dumps(mine[0]).replace(" ", "").replace('\\"', '"')
     for shown in (pipeline.spec.queue_name, pipeline.spec.dead_letter_queue_name):
-        assert f'"QueueName","{shown}"' in text.replace(" ", "").replace('\\"', '"')
-    for metric in ("Errors", "Throttles", "Duration"):
-        assert f'"{metric}","FunctionName","{pipeline.function_name}"' in text.replace(
-            " ", ""
-        ).replace('\\"', '"')
+        assert f'"QueueName","{shown}"' in text
+    for consumer in pipeline.consumers:
+        function_name = pipeline.physical[consumer.function]
+        for metric in ("Errors", "Throttles", "Duration"):
+            assert f'"{metric}","FunctionName","{function_name}"' in text
+        uuid = uuid_of(pipeline, consumer)
+        for metric in (
+            "PolledEventCount",
+            "FilteredOutEventCount",
+            "InvokedEventCount",
+            "FailedInvokeEventCount",
+            "DeletedEventCount",
+        ):
+            assert f'"{metric}","EventSourceMappingUUID","{uuid}"' in text, (metric, uuid)
 
 
 def test_event_source_mapping_carries_the_batch_settings(
     pipeline: DeployedPipeline, sqs: Any
 ) -> None:
     spec = pipeline.spec
-    mapping = pipeline.event_source_at_deploy
+    mapping = pipeline.consumer.at_deploy
 
+    assert pipeline.consumer.queue == pipeline.queue
+    assert (
+        pipeline.construct_path(pipeline.consumer.function)
+        == f"{pipeline.stack}/{spec.function}/Resource"
+    )
     assert mapping["State"] == "Enabled"
     assert mapping["EventSourceArn"] == attributes(sqs, pipeline.queue_url)["QueueArn"]
     assert mapping["FunctionArn"].endswith(f":function:{pipeline.function_name}")
@@ -361,6 +523,170 @@ def test_event_source_mapping_carries_the_batch_settings(
     assert mapping.get("MaximumBatchingWindowInSeconds", 0) == spec.batching_window
     assert mapping.get("FunctionResponseTypes") == ["ReportBatchItemFailures"]
     assert mapping.get("ScalingConfig", {}).get("MaximumConcurrency") == spec.max_concurrency
+
+
+def test_every_mapping_polls_in_the_promised_mode_and_publishes_its_event_counts(
+    pipeline: DeployedPipeline, client_factory: Any
+) -> None:
+    """ProvisionedPollerConfig and MetricsConfig of each mapping (the source's consumer and the
+    DLQ's), as the emulator reported them right after deploy (GetEventSourceMapping) and as it
+    lists them now (ListEventSourceMappings by function, after the fixture disabled them). The
+    emulator keeps both properties, so they are read live; the deployed template must say the
+    same. Provisioned mode has no maximum concurrency (the two exclude each other)."""
+    spec = pipeline.spec
+    lambda_client = client_factory("lambda")
+    metrics = {"Metrics": ["EventCount"]} if spec.event_source_metrics else None
+    for consumer in pipeline.consumers:
+        # The example gives pollers to the source's consumer only.
+        pollers = spec.provisioned_pollers if consumer is pipeline.consumer else None
+        poller_config = (
+            {"MinimumPollers": pollers[0], "MaximumPollers": pollers[1]} if pollers else None
+        )
+        function_name = pipeline.physical[consumer.function]
+        (now,) = lambda_client.list_event_source_mappings(FunctionName=function_name)[
+            "EventSourceMappings"
+        ]
+        assert now["UUID"] == uuid_of(pipeline, consumer)
+        assert now["State"] == "Disabled"  # by the fixture; "Enabled" as deployed
+
+        for seen in (consumer.at_deploy, now):
+            assert seen.get("MetricsConfig") == metrics, (consumer.event_source, seen)
+            assert seen.get("ProvisionedPollerConfig") == poller_config, consumer.event_source
+            if pollers:
+                assert "ScalingConfig" not in seen, consumer.event_source
+        declared = pipeline.properties(consumer.event_source)
+        assert declared.get("MetricsConfig") == metrics
+        assert declared.get("ProvisionedPollerConfig") == poller_config
+
+
+def test_a_message_published_to_the_topic_arrives_in_the_source_queue(
+    pipeline: DeployedPipeline, sqs: Any, client_factory: Any
+) -> None:
+    """The subscription exists through the harness's AWS::SNS::Subscription adapter (the
+    emulator's CloudFormation skips the type); Publish and the delivery to the queue are the
+    emulator's own SNS. GAPS: the emulator enforces no queue policy and retries no failed
+    delivery, so the policy that lets only this topic send is read back, and so is the
+    subscription's RedrivePolicy (SNS's own dead-lettering to the pipeline's DLQ), unexercised."""
+    spec = pipeline.spec
+    sns = client_factory("sns")
+    source = attributes(sqs, pipeline.queue_url)
+    dead_letter = attributes(sqs, pipeline.dead_letter_queue_url)
+    subscribed = [
+        subscription
+        for page in sns.get_paginator("list_subscriptions").paginate()
+        for subscription in page["Subscriptions"]
+        if subscription["Endpoint"] == source["QueueArn"]
+    ]
+    if spec.topic_producer is None:
+        assert pipeline.subscriptions == []
+        assert subscribed == []
+        return
+
+    (declared,) = pipeline.subscriptions
+    topic_arn = pipeline.physical[pipeline.properties(declared)["TopicArn"]["Ref"]]
+    (subscription,) = subscribed
+    assert subscription["TopicArn"] == topic_arn
+    assert subscription["Protocol"] == "sqs"
+    assert subscription["SubscriptionArn"] == pipeline.physical[declared]
+    settings = sns.get_subscription_attributes(SubscriptionArn=subscription["SubscriptionArn"])[
+        "Attributes"
+    ]
+    raw = spec.topic_producer.raw_message_delivery
+    assert settings["RawMessageDelivery"] == ("true" if raw else "false")
+    assert json.loads(settings["RedrivePolicy"]) == {"deadLetterTargetArn": dead_letter["QueueArn"]}
+    # SNS may send to the source (and, for its redrive, to the DLQ), from this topic only.
+    for attrs in (source, dead_letter):
+        statements = json.loads(attrs["Policy"])["Statement"]
+        from_sns = [s for s in statements if s.get("Principal") == {"Service": "sns.amazonaws.com"}]
+        assert from_sns == [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "sns.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": attrs["QueueArn"],
+                "Condition": {"ArnEquals": {"aws:SourceArn": topic_arn}},
+            }
+        ], attrs["QueueArn"]
+    published = json.dumps({"order_id": "published-1", "note": "Ünïcode ✓"})
+    origin = {"DataType": "String", "StringValue": "e2e"}
+
+    sns.publish(TopicArn=topic_arn, Message=published, MessageAttributes={"origin": origin})
+
+    (arrived,) = drain(sqs, pipeline.queue_url, expected=1)
+    if raw:
+        # Raw message delivery: the body is the published text, the attributes SQS's own.
+        assert arrived.body == published
+        assert arrived.attributes["origin"]["StringValue"] == "e2e"
+    else:
+        assert json.loads(arrived.body)["Message"] == published
+    assert arrived.receive_count == 1
+    assert depth(sqs, pipeline.queue_url) == 0
+    assert depth(sqs, pipeline.dead_letter_queue_url) == 0
+
+
+def test_redrive_operator_may_move_dead_letters_back_and_nothing_else(
+    pipeline: DeployedPipeline, sqs: Any, client_factory: Any
+) -> None:
+    """The role the example gives ``grant_redrive``, read back with IAM (ListRolePolicies,
+    GetRolePolicy, ListAttachedRolePolicies, GetRole). GAPS: the emulator has no message move
+    tasks (see the runbook test) and evaluates no IAM policy, so the grant is checked statement
+    by statement, not by a move. The role is found in the template as the one whose policy may
+    StartMessageMoveTask on the DLQ; without an operator no role may."""
+    spec = pipeline.spec
+    if spec.redrive_operator is None:
+        assert pipeline.redrive_roles == []
+        return
+
+    (role,) = pipeline.redrive_roles
+    assert pipeline.construct_path(role) == f"{pipeline.stack}/{spec.redrive_operator}/Resource"
+    role_name = pipeline.physical[role]
+    iam = client_factory("iam")
+    trust = iam.get_role(RoleName=role_name)["Role"]["AssumeRolePolicyDocument"]
+    trust = json.loads(trust) if isinstance(trust, str) else trust
+    assert trust["Statement"] == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+        }
+    ]
+    assert iam.list_attached_role_policies(RoleName=role_name)["AttachedPolicies"] == []
+    statements: list[dict[str, Any]] = []
+    for name in iam.list_role_policies(RoleName=role_name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
+        document = json.loads(document) if isinstance(document, str) else document
+        statements += document["Statement"]
+    granted: dict[str, set[str]] = {}
+    for statement in statements:
+        # Plain allows: no condition, no NotAction or NotResource that would widen them.
+        assert set(statement) <= {"Sid", "Effect", "Action", "Resource"}, statement
+        assert statement["Effect"] == "Allow", statement
+        for resource in as_list(statement["Resource"]):
+            granted.setdefault(resource, set()).update(as_list(statement["Action"]))
+    source = attributes(sqs, pipeline.queue_url)
+    dead_letter = attributes(sqs, pipeline.dead_letter_queue_url)
+    # docs/alarms.md's redrive step and grant_redrive's promise, restated.
+    expected = {
+        dead_letter["QueueArn"]: {
+            "sqs:StartMessageMoveTask",
+            "sqs:ListMessageMoveTasks",
+            "sqs:CancelMessageMoveTask",
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+        },
+        source["QueueArn"]: {"sqs:SendMessage", "sqs:GetQueueAttributes"},
+    }
+    if spec.kms:
+        assert pipeline.key is not None
+        key_id = pipeline.physical[pipeline.key]
+        key_arn = kms_key_arn(client_factory, key_id)
+        # The key both queues are encrypted with.
+        assert source["KmsMasterKeyId"] in (key_id, key_arn)
+        assert dead_letter["KmsMasterKeyId"] == source["KmsMasterKeyId"]
+        expected[key_arn] = {"kms:Decrypt", "kms:GenerateDataKey"}
+
+    assert granted == expected
 
 
 def test_poison_message_reaches_the_dlq_after_exactly_max_receive_count_receives(
@@ -441,7 +767,7 @@ def test_alarm_runbook_commands_inspect_the_deployed_pipeline(
     assert emulator_logged(emulator, unimplemented, logged_before), move.describe()
 
     # Step 5: the alarm's state.
-    alarm_name = alarm_names(spec.queue_name)["dead_letter_depth"]
+    alarm_name = alarm_names(spec)["dead_letter_depth"]
     client_factory("cloudwatch").set_alarm_state(
         AlarmName=alarm_name,
         StateValue="ALARM",
@@ -467,7 +793,7 @@ def test_alarm_runbook_commands_inspect_the_deployed_pipeline(
     assert depth(sqs, pipeline.dead_letter_queue_url) == 0
 
     # In-flight alarm, step 2: the mapping and the source's in-flight count and timeout.
-    in_flight = block_with("list-event-source-mappings")
+    in_flight = block_with("list-event-source-mappings", "Scaling:ScalingConfig")
     mappings = runbook.run(
         line_with(in_flight, "list-event-source-mappings"),
         {"<function>": pipeline.function_name},
@@ -476,6 +802,7 @@ def test_alarm_runbook_commands_inspect_the_deployed_pipeline(
         {
             "State": "Disabled",  # disabled by the fixture; "Enabled" as deployed
             "Batch": spec.batch_size,
+            # Provisioned mode (orders) has no ScalingConfig: its ceiling is the pollers'.
             "Scaling": (
                 {"MaximumConcurrency": spec.max_concurrency} if spec.max_concurrency else None
             ),
@@ -495,6 +822,81 @@ def test_alarm_runbook_commands_inspect_the_deployed_pipeline(
     }
 
 
+def test_failed_messages_runbook_finds_each_mapping_and_reads_what_its_alarm_watches(
+    pipeline: DeployedPipeline,
+    sqs: Any,
+    client_factory: Any,
+    emulator: Emulator,
+    e2e_tmp: Path,
+) -> None:
+    """docs/alarms.md's failed-messages commands, as written, with the AWS CLI, for every
+    consumer of the pipeline (the DLQ's too: its alarm is ``<queue>-dlq-<function>-failed-messages``).
+
+    GAP: the emulator runs no mapping, so nothing publishes FailedInvokeEventCount. The test puts
+    one datapoint (PutMetricData) on exactly the namespace, metric and dimensions the consumer's
+    live alarm watches, standing in for Lambda, and the runbook's get-metric-statistics must
+    read it back with the UUID the runbook's first command found. The dead-letter-arrivals
+    runbook has no command to run."""
+    spec = pipeline.spec
+    runbook = Runbook(
+        emulator,
+        e2e_tmp / f"runbook-failed-{spec.id}",
+        spec.queue_name,
+        spec.dead_letter_queue_name,
+    )
+    block = block_with("list-event-source-mappings", "FailedInvokeEventCount")
+    alarms = live_alarms(client_factory, spec)
+    consumers = [("failed_messages", pipeline.consumer)]
+    if pipeline.dead_letter_consumer is not None:
+        consumers.append(("dead_letter_failed_messages", pipeline.dead_letter_consumer))
+    assert sorted(role for role, _ in consumers) == sorted(
+        role for role in alarms if role.endswith("failed_messages")
+    )
+    urls = {
+        pipeline.queue: pipeline.queue_url,
+        pipeline.dead_letter_queue: pipeline.dead_letter_queue_url,
+    }
+
+    for failed, (role, consumer) in enumerate(consumers, start=2):
+        # Step 1: the mapping of the function, and the queue it reads.
+        listed = runbook.run(
+            line_with(block, "list-event-source-mappings"),
+            {"<function>": pipeline.physical[consumer.function]},
+        ).json()
+        assert listed == [
+            {
+                "UUID": uuid_of(pipeline, consumer),
+                "Source": attributes(sqs, urls[consumer.queue])["QueueArn"],
+                "State": "Disabled",  # disabled by the fixture; "Enabled" as deployed
+            }
+        ]
+        alarm = alarms[role]
+        assert alarm["Dimensions"] == [
+            {"Name": "EventSourceMappingUUID", "Value": listed[0]["UUID"]}
+        ]
+        # Standing in for Lambda: failed messages counted two minutes ago, on the alarm's metric.
+        client_factory("cloudwatch").put_metric_data(
+            Namespace=alarm["Namespace"],
+            MetricData=[
+                {
+                    "MetricName": alarm["MetricName"],
+                    "Dimensions": alarm["Dimensions"],
+                    "Timestamp": datetime.now(UTC) - timedelta(minutes=2),
+                    "Value": failed,
+                    "Unit": "Count",
+                }
+            ],
+        )
+
+        # Step 1, second command: the failed count of the last hour, by that UUID.
+        counted = runbook.run(
+            line_with(block, "get-metric-statistics"), {"<UUID>": listed[0]["UUID"]}
+        ).json()
+
+        assert counted["Label"] == "FailedInvokeEventCount"
+        assert [point["Sum"] for point in counted["Datapoints"]] == [float(failed)], role
+
+
 def test_destroy_removes_the_example(
     example_deployment: ExampleDeployment, bootstrapped: CdkCli, client_factory: Any, e2e_tmp: Path
 ) -> None:
@@ -504,7 +906,7 @@ def test_destroy_removes_the_example(
         for spec in EXAMPLE_PIPELINES
         for name in (spec.queue_name, spec.dead_letter_queue_name)
     )
-    names = [alarm for spec in EXAMPLE_PIPELINES for alarm in alarm_names(spec.queue_name).values()]
+    names = [alarm for spec in EXAMPLE_PIPELINES for alarm in alarm_names(spec).values()]
     cloudwatch = client_factory("cloudwatch")
     dashboards = {
         example_deployment.physical[stack][logical_id]
@@ -512,9 +914,35 @@ def test_destroy_removes_the_example(
         for logical_id, resource in template["Resources"].items()
         if resource["Type"] == "AWS::CloudWatch::Dashboard"
     }
-    functions = {p.function_name for p in example_deployment.pipelines.values()}
-    mappings = {p.physical[p.event_source] for p in example_deployment.pipelines.values()}
+    pipelines = example_deployment.pipelines.values()
+    functions = {p.physical[c.function] for p in pipelines for c in p.consumers}
+    mappings = {p.physical[c.event_source] for p in pipelines for c in p.consumers}
+    subscriptions = {p.physical[s] for p in pipelines for s in p.subscriptions}
+    roles = {p.physical[r] for p in pipelines for r in p.redrive_roles}
+    topics = {
+        example_deployment.physical[stack][logical_id]
+        for stack, template in example_deployment.templates.items()
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::SNS::Topic"
+    }
+    assert len(functions) == len(mappings) == 3  # two consumers and the DLQ's
+    assert len(subscriptions) == len(roles) == 1 and len(topics) == 2
     sqs = client_factory("sqs")
+    sns = client_factory("sns")
+    iam = client_factory("iam")
+
+    def live_subscriptions() -> set[str]:
+        return {
+            subscription["SubscriptionArn"]
+            for page in sns.get_paginator("list_subscriptions").paginate()
+            for subscription in page["Subscriptions"]
+        }
+
+    def live_topics() -> set[str]:
+        return {t["TopicArn"] for t in sns.list_topics()["Topics"]}
+
+    def live_roles() -> set[str]:
+        return {r["RoleName"] for r in iam.list_roles()["Roles"]}
 
     def live_queues() -> list[str]:
         urls = sqs.list_queues().get("QueueUrls", [])
@@ -522,6 +950,9 @@ def test_destroy_removes_the_example(
 
     assert live_queues() == queues
     assert len(cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"]) == len(names)
+    assert subscriptions <= live_subscriptions()
+    assert topics <= live_topics()
+    assert roles <= live_roles()
 
     destroyed = bootstrapped.run(
         "destroy", "--all", "--force", "--output", str(e2e_tmp / "example-destroy"), cwd=REPO_ROOT
@@ -539,3 +970,6 @@ def test_destroy_removes_the_example(
     assert not functions & {f["FunctionName"] for f in lambda_client.list_functions()["Functions"]}
     left = {m["UUID"] for m in lambda_client.list_event_source_mappings()["EventSourceMappings"]}
     assert not mappings & left
+    assert not subscriptions & live_subscriptions()
+    assert not topics & live_topics()
+    assert not roles & live_roles()

@@ -17,7 +17,7 @@ import pytest
 from constructs_lib import policy
 
 from .app_spec import QUEUES, QueueSpec
-from .deployment import Deployment, LiveQueue, resolve
+from .deployment import Deployment, LiveQueue, kms_key_arn, resolve
 
 pytestmark = pytest.mark.e2e
 DAY = 86_400
@@ -28,18 +28,6 @@ def attributes(client_factory: Any, url: str) -> dict[str, str]:
         QueueUrl=url, AttributeNames=["All"]
     )["Attributes"]
     return result
-
-
-def kms_key_arn(client_factory: Any, key_id: str) -> str:
-    """The key's ARN from ListKeys. DescribeKey cannot be used: for a key created by
-    CloudFormation the emulator stores the key policy as an object and DescribeKey fails with
-    HTTP 500 (TypeError in moto's kms policy_validator, json.loads of a dict)."""
-    for page in client_factory("kms").get_paginator("list_keys").paginate():
-        for key in page["Keys"]:
-            if key["KeyId"] == key_id:
-                arn: str = key["KeyArn"]
-                return arn
-    raise AssertionError(f"KMS key {key_id} not found")
 
 
 def live(deployment: Deployment, spec: QueueSpec) -> LiveQueue:

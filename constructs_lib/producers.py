@@ -42,7 +42,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces import aws_events as events_refs
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.errors import Problem
 from constructs_lib.kinds import implements
 
@@ -75,9 +75,9 @@ def is_aws_managed_sqs_key(key: kms.IKey | None, stack: Stack) -> bool:
     if key is None:
         return False
     alias_name = getattr(key, "alias_name", None) if implements(key, kms.IAlias) else None
-    if alias_name == limits.AWS_MANAGED_SQS_KEY:
+    if isinstance(alias_name, str) and policy.is_aws_managed_sqs_key(alias_name):
         return True
-    return _literal_tail(stack.resolve(key.key_arn)).endswith(f":{limits.AWS_MANAGED_SQS_KEY}")
+    return policy.is_aws_managed_sqs_key(_literal_tail(stack.resolve(key.key_arn)))
 
 
 def _key_text(key: Any, stack: Stack) -> str:

@@ -806,6 +806,14 @@ def test_alarm_runbook_commands_inspect_the_deployed_pipeline(
             "Scaling": (
                 {"MaximumConcurrency": spec.max_concurrency} if spec.max_concurrency else None
             ),
+            "Pollers": (
+                {
+                    "MinimumPollers": spec.provisioned_pollers[0],
+                    "MaximumPollers": spec.provisioned_pollers[1],
+                }
+                if spec.provisioned_pollers
+                else None
+            ),
         }
     ]
     source = runbook.run(line_with(in_flight, "VisibilityTimeout")).json()["Attributes"]

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
 # The local engine is faster than Spark on one machine at every fleet size measured (2 cores,
 # up to 100,000 templates: docs/performance.md, "Audit on Spark"), but it holds every parsed row
-# in memory: 1,117 MiB at 100,000 generated templates, about 11.4 KiB each. So --engine auto
-# keeps a fleet local while it needs at most half this machine's memory, and runs Spark beyond.
-LOCAL_BYTES_PER_TEMPLATE = 12 * 1024
+# in memory: 1,483 MiB at 100,000 generated templates, about 15.2 KiB each (docs/performance.md).
+# So --engine auto keeps a fleet local while it needs at most half this machine's memory, and
+# runs Spark beyond.
+LOCAL_BYTES_PER_TEMPLATE = 16 * 1024
 
 
 def auto_spark_files() -> int:

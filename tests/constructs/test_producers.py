@@ -7,7 +7,6 @@ templates; the tests pin the result, whichever side wrote it."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,9 +26,9 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Annotations, Match, Template
 
-from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, props
+from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue
 from constructs_lib.checks import QueueResilienceChecks
-from tests.conftest import REPO_ROOT, cfn_lint
+from tests.conftest import cfn_lint
 
 SNS_FLAG = "@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption"
 PRINCIPAL = {
@@ -693,16 +692,3 @@ def test_the_audit_finds_no_error_or_warning(producers_app: Synth) -> None:
 def test_cfn_lint_finds_nothing_such_as_a_circular_dependency(producers_app: Synth) -> None:
     completed = cfn_lint(sorted(producers_app.outdir.glob("*.template.json")))
     assert completed.returncode == 0, completed.stdout + completed.stderr
-
-
-def test_the_api_reference_shows_the_declared_parameters() -> None:
-    # The table names exactly the signature's parameters, the docs show it as declared, and
-    # each parameter has its docstring line.
-    signature = inspect.signature(ResilientQueue.add_producer)
-    assert tuple(signature.parameters)[1:] == props.PRODUCER.names
-    api = (REPO_ROOT / "docs" / "api.md").read_text()
-    assert "### `add_producer`" in api
-    assert props.PRODUCER.render_markdown() in api
-    docstring = inspect.getdoc(ResilientQueue.add_producer) or ""
-    for name in props.PRODUCER.names:
-        assert f":param {name}:" in docstring

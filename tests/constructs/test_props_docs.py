@@ -24,6 +24,8 @@ CALLS: dict[str, tuple[Callable[..., Any], Any]] = {
         ResilientQueue.add_dead_letter_consumer,
     ),
     "add_dashboard": (ResilientQueue.add_dashboard, ResilientQueue.add_dashboard),
+    "grant_redrive": (ResilientQueue.grant_redrive, ResilientQueue.grant_redrive),
+    "add_producer": (ResilientQueue.add_producer, ResilientQueue.add_producer),
     "QueueResilienceChecks": (QueueResilienceChecks.__init__, QueueResilienceChecks),
 }
 TABLES = {table.call: table for table in props.TABLES}
@@ -32,6 +34,10 @@ TABLES = {table.call: table for table in props.TABLES}
 def markdown_tables(text: str) -> list[list[str]]:
     """Every markdown table of ``text``, as its lines."""
     return [block.splitlines() for block in re.findall(r"(?:^\|.*\|\n)+", text, flags=re.M)]
+
+
+def test_every_declared_table_is_checked_here() -> None:
+    assert set(CALLS) == set(TABLES)
 
 
 @pytest.mark.parametrize("call", list(CALLS))

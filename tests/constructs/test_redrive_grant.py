@@ -5,7 +5,6 @@ reference and the SQS key management guide, not read from the library."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +16,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match, Template
 
-from constructs_lib import ParameterTypeError, ResilientQueue, props
-from tests.conftest import REPO_ROOT
+from constructs_lib import ParameterTypeError, ResilientQueue
 
 ON_DEAD_LETTER_QUEUE = [
     "sqs:StartMessageMoveTask",
@@ -227,16 +225,3 @@ def test_fails_for_a_grantee_of_the_wrong_type(
     assert "grantee=" in message and described in message
     assert "Fix: pass grantee=iam.Role(" in message
     assert Template.from_stack(stack).find_resources("AWS::IAM::Policy") == {}
-
-
-def test_the_api_reference_shows_the_declared_parameters() -> None:
-    # The table names exactly the signature's parameters, the docs show it as declared, and
-    # each parameter has its docstring line.
-    signature = inspect.signature(ResilientQueue.grant_redrive)
-    assert tuple(signature.parameters)[1:] == props.REDRIVE.names
-    api = (REPO_ROOT / "docs" / "api.md").read_text()
-    assert "### `grant_redrive`" in api
-    assert props.REDRIVE.render_markdown() in api
-    docstring = inspect.getdoc(ResilientQueue.grant_redrive) or ""
-    for name in props.REDRIVE.names:
-        assert f":param {name}:" in docstring

@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 STAMP := $(VENV)/.installed
 
-.PHONY: install run synth audit test lint typecheck pytest docs clean lock
+.PHONY: install run synth audit test lint typecheck pytest browser docs clean lock
 
 install: $(STAMP)
 
@@ -46,8 +46,21 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	mkdocs build --strict --site-dir site --quiet
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser
 	pytest
+
+## The HTML report's screenshot test looks at the page in a real browser: Debian's chromium,
+## installed with apt-get when missing (as root only; anyone else gets the command to run).
+CHROMIUM := /usr/bin/chromium
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "$@ is missing: run 'sudo apt-get install chromium', then make test again" >&2; \
+		exit 1; \
+	fi
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache .mypy_cache .ruff_cache

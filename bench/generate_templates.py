@@ -544,6 +544,15 @@ FAULTS: list[Fault] = [
         frozenset({("QR027", "Source")}),
     ),
     Fault(
+        "suppression-without-reason",
+        "suppress",
+        False,
+        lambda t: t["Resources"]["Source"].update(
+            Metadata={"cdk_nag": {"rules_to_suppress": [{"id": "QR009", "reason": "n/a"}]}}
+        ),
+        frozenset({("QR902", "Source")}),
+    ),
+    Fault(
         "recursive-loop-allowed",
         "loop",
         False,

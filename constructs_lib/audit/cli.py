@@ -10,7 +10,16 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.audit import discovery, objects, parameters, report, safety
+from constructs_lib.audit import (
+    acceptance,
+    baseline,
+    discovery,
+    objects,
+    parameters,
+    report,
+    safety,
+    suppressions,
+)
 
 if TYPE_CHECKING:
     from constructs_lib.audit.engine import AuditResult
@@ -67,6 +76,34 @@ def build_parser() -> argparse.ArgumentParser:
     # The name of --output-dir before it wrote JSON Lines too; kept so scripts keep working.
     parser.add_argument("--parquet", dest="output_dir", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument(
+        "--docs-url",
+        metavar="URL",
+        help="where the documentation is published: the HTML report links each rule to its "
+        "section there (default: to the rule's summary at the end of the report)",
+    )
+    accepted = parser.add_argument_group(
+        "accepted findings (suppressions in template Metadata always apply)"
+    )
+    accepted.add_argument(
+        "--suppressions",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a YAML or JSON file of suppressions for templates the team cannot edit: rule, "
+        "template/stack/resource globs, reason, optional expiry (repeatable)",
+    )
+    accepted.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="a baseline written by --write-baseline: only findings not in it decide the exit "
+        "status; the report shows new, unchanged and fixed findings",
+    )
+    accepted.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record this run's findings (all but the suppressed ones) as a baseline",
+    )
     spark = parser.add_argument_group("engine")
     spark.add_argument(
         "--engine",
@@ -188,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except parameters.ParameterError as error:
         build_parser().error(str(error))
     try:
+        accepts = acceptance.load(args.suppressions, args.baseline)
+    except (suppressions.SuppressionsFileError, baseline.BaselineError) as error:
+        build_parser().error(str(error))
+    try:
         files = discovery.discover(args.paths)
     except objects.ObjectStoreError as error:  # a wrong URL or no access: nothing was audited
         build_parser().error(str(error))
@@ -199,9 +240,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             "YAML), folders that hold them, or a synthesized cdk.out"
         )
     try:
-        with _audit(args, files, overrides) as result:
-            _write(report.STREAMS[args.format](result), args.output)
+        with _audit(args, files, overrides, accepts) as result:
+            _write(report.stream(args.format, result, docs_url=args.docs_url), args.output)
             summary = report.summarize(result)
+            if args.write_baseline:
+                recorded = baseline.write(args.write_baseline, result.findings)
+                if not args.quiet:
+                    print(
+                        f"queue-audit: wrote {recorded:,} findings to the baseline "
+                        f"{args.write_baseline}",
+                        file=sys.stderr,
+                    )
     except Exception as error:  # never a clean fleet (nor "findings"): the run did not finish
         print(
             f"queue-audit: the run could not finish: {type(error).__name__}: {error}",
@@ -259,7 +308,10 @@ def choose_engine(args: argparse.Namespace, file_count: int) -> str:
 
 @contextlib.contextmanager
 def _audit(
-    args: argparse.Namespace, files: list[tuple[str, str]], overrides: parameters.Overrides
+    args: argparse.Namespace,
+    files: list[tuple[str, str]],
+    overrides: parameters.Overrides,
+    accepts: acceptance.Acceptance,
 ) -> Iterator[AuditResult]:
     """The run's result, for as long as the report takes to write: a Spark result streams its
     findings from the session, which this command then stops (when it started it)."""
@@ -268,7 +320,11 @@ def _audit(
         from constructs_lib.audit import engine, outputs
 
         result = engine.audit_files(
-            files, limits, overrides=overrides, progress=None if args.quiet else _Progress()
+            files,
+            limits,
+            overrides=overrides,
+            progress=None if args.quiet else _Progress(),
+            acceptance=accepts,
         )
         if args.output_dir:
             outputs.write_result(result, args.output_dir)
@@ -291,6 +347,7 @@ def _audit(
             limits=limits,
             overrides=overrides,
             gather=False,
+            acceptance=accepts,
         )
         yield result
         job.release(result)

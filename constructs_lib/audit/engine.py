@@ -13,7 +13,10 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from constructs_lib.audit import discovery, isolation, model, nesting, rules
+from constructs_lib.audit import discovery, isolation, model, nesting, rules, suppressions
+from constructs_lib.audit.acceptance import NONE as NO_ACCEPTANCE
+from constructs_lib.audit.acceptance import Acceptance
+from constructs_lib.audit.acceptance import apply as accept
 from constructs_lib.audit.model import (
     EdgeRow,
     ExportRow,
@@ -56,6 +59,9 @@ class AuditResult:
     queues: int
     timings: dict[str, float] = field(default_factory=dict)
     summary: dict[str, Any] | None = None
+    # With a baseline: its findings that this run no longer reports (``baseline`` "absent"),
+    # in report order; None without one.
+    fixed: list[Finding] | None = None
 
 
 def export_target(edge_kind: str, export: ExportRow) -> str:
@@ -159,7 +165,11 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
 def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
     """What one template yields on its own, before any resolution: its notes (QR900/QR901 on
     resources it could not read) and a QR901 when the file itself could not be read."""
-    findings = [rules.note_finding(n) for n in parsed.notes]
+    accepted = parsed.suppressions
+    findings = [
+        suppressions.in_source(rules.note_finding(n), accepted.get(n.resource, accepted.get("")))
+        for n in parsed.notes
+    ]
     if parsed.file.status != "ok":
         findings.append(
             rules.unparseable_finding(parsed.file.file, parsed.file.stack, parsed.file.error)
@@ -207,10 +217,12 @@ def audit_files(
     workers: int | None = None,
     overrides: Overrides | None = None,
     progress: Callable[[int, int], None] | None = None,
+    acceptance: Acceptance = NO_ACCEPTANCE,
 ) -> AuditResult:
     """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
     parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
-    resolved and evaluated here. ``progress(done, total)`` follows the parsing."""
+    resolved and evaluated here, and ``acceptance`` applied (a suppressions file, a baseline).
+    ``progress(done, total)`` follows the parsing."""
     started = time.perf_counter()
     files = list(files)
     parsed = isolation.parse_files(
@@ -230,6 +242,8 @@ def audit_files(
     parsed_at = time.perf_counter()
     result = audit_parsed(parsed)
     result.timings = {"parse": parsed_at - started, **result.timings}
+    findings, result.fixed = accept(list(result.findings), acceptance)
+    result.findings = findings
     return result
 
 
@@ -237,7 +251,10 @@ def audit_paths(
     paths: Iterable[str],
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
+    acceptance: Acceptance = NO_ACCEPTANCE,
 ) -> AuditResult:
     """Audit every template under ``paths``, with parameter ``overrides`` (stack or ``*`` ->
     key -> value, see ``parameters.py``)."""
-    return audit_files(discovery.discover(paths), limits, overrides=overrides)
+    return audit_files(
+        discovery.discover(paths), limits, overrides=overrides, acceptance=acceptance
+    )

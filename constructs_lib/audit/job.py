@@ -31,15 +31,18 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
 from constructs_lib.audit import (
+    acceptance,
+    baseline,
     engine,
     isolation,
     model,
@@ -48,6 +51,7 @@ from constructs_lib.audit import (
     report,
     rules,
     shipping,
+    suppressions,
 )
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import EdgeRow, FileRow, Finding, ResourceRow
@@ -87,10 +91,10 @@ _SCHEMAS = {
     # Notes and unreadable files: findings a template yields on its own, made while parsing.
     "finding": FINDING_SCHEMA,
 }
-# Parsing yields every row kind in one pass, into one wide schema: a tag, eight text columns and
-# one integer (wide enough for each kind); each kind is then a JVM-side select of it. "src" is
+# Parsing yields every row kind in one pass, into one wide schema: a tag, eleven text columns and
+# one integer (wide enough for each kind: a finding has eleven); each kind is then a JVM-side select of it. "src" is
 # the file a row came from, so a nested child parsed again replaces all of its rows.
-_WIDE_TEXT = [f"t{i}" for i in range(8)]
+_WIDE_TEXT = [f"t{i}" for i in range(11)]
 WIDE_SCHEMA = _schema("tag", *_WIDE_TEXT, "n", "src", ints=["n"])
 # The evaluation pass reads one row per member of a queue's context (see ``members``) with its
 # resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
@@ -519,13 +523,15 @@ def run(
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
     gather: bool = True,
+    acceptance: acceptance.Acceptance = acceptance.NONE,
 ) -> AuditResult:
     """Audit ``(path or s3:// URL, stack)`` pairs on ``spark``. With ``output_dir``, the
     executors also write the findings there as Parquet and JSON Lines (``outputs.py``).
 
     ``gather=False`` keeps the driver's memory independent of the fleet's size: the result's
     ``findings`` streams from the executors in report order (``FindingsView``), its counts are
-    computed by Spark, and the session keeps the findings cached until ``release(result)``."""
+    computed by Spark, and the session keeps the findings cached until ``release(result)``.
+    ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does."""
     progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -549,7 +555,8 @@ def run(
     progress(f"parsed {file_count:,} of {len(files):,} files in {timings['parse']:.1f} s")
 
     mark = time.perf_counter()
-    findings_df = evaluate(wide, partitions).persist()
+    findings_df, fixed = accept(spark, evaluate(wide, partitions), acceptance)
+    findings_df = findings_df.persist()
     if gather:
         findings: Collection[Finding] = sorted(
             (Finding(**row) for row in findings_df.toArrow().to_pylist()), key=Finding.sort_key
@@ -557,11 +564,11 @@ def run(
         file_rows = sorted(
             (FileRow(*row) for row in _narrow(wide, "file").collect()), key=lambda f: f.file
         )
-        result = AuditResult(findings, file_rows, queue_count, timings)
+        result = AuditResult(findings, file_rows, queue_count, timings, fixed=fixed)
     else:
-        summary = summarize(findings_df, _narrow(wide, "file"), queue_count)
-        findings = FindingsView(findings_df, summary["findings"])
-        result = AuditResult(findings, [], queue_count, timings, summary)
+        summary, listed = summarize(findings_df, _narrow(wide, "file"), queue_count, fixed)
+        findings = FindingsView(findings_df, listed)
+        result = AuditResult(findings, [], queue_count, timings, summary, fixed)
     timings["evaluate"] = time.perf_counter() - mark
     progress(
         f"judged {queue_count:,} queues: {len(findings):,} findings in {timings['evaluate']:.1f} s"
@@ -609,24 +616,91 @@ def release(result: AuditResult) -> None:
         result.findings.frame.unpersist()
 
 
-def summarize(findings: DataFrame, files: DataFrame, queues: int) -> dict[str, Any]:
-    """``report.summarize``'s counts, computed by Spark: a few small aggregations."""
+def summarize(
+    findings: DataFrame, files: DataFrame, queues: int, fixed: list[Finding] | None
+) -> tuple[dict[str, Any], int]:
+    """``report.summarize``'s counts, computed by Spark (a few small aggregations), and how
+    many findings there are in all."""
     by_status = {
         row["status"]: int(row["count"]) for row in files.groupBy("status").count().collect()
     }
-    by_rule = {
-        (row["rule_id"], row["severity"]): int(row["count"])
-        for row in findings.groupBy("rule_id", "severity").count().collect()
-    }
-    unparseable = files.filter(F.col("status") != "ok").select(F.col("file").alias("template"))
+    by_rule: Counter[tuple[str, str, str]] = Counter()
+    for row in findings.groupBy("rule_id", "severity", "suppression", "baseline").count().collect():
+        state = _state(row["suppression"], row["baseline"])
+        by_rule[(row["rule_id"], row["severity"], state)] += int(row["count"])
+    read_ok = files.filter(F.col("status") == "ok").select(F.col("file").alias("template"))
     with_findings = (
         findings.filter(F.col("rule_id") != rules.UNPARSEABLE_RULE)
         .select("template")
         .distinct()
-        .join(unparseable, "template", "left_anti")
+        .join(read_ok, "template", "left_semi")
         .count()
     )
-    return report.summary_of(by_status, with_findings, queues, by_rule)
+    summary = report.summary_of(
+        by_status, with_findings, queues, by_rule, None if fixed is None else len(fixed)
+    )
+    return summary, sum(by_rule.values())
+
+
+def _state(suppression: str, baseline_state: str) -> str:
+    return Finding("", "info", "", "", "", "", "", "", suppression, "", baseline_state).state
+
+
+# --- accept (a suppressions file, a baseline) ------------------------------------------------
+
+
+def accept(
+    spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance
+) -> tuple[DataFrame, list[Finding] | None]:
+    """``acceptance.apply`` on the executors: the file's suppressions finding by finding, the
+    expiry QR902s from the driver, and the baseline comparison with a window per fingerprint
+    (numbered in report order, as the local engine counts them). Only the baseline's own
+    fingerprints come back to the driver, to list what was fixed."""
+    if accepts == acceptance.NONE:
+        return findings, None
+    if accepts.suppressions:
+        apply_file = functools.partial(_accept_batches, active=accepts.active)
+        findings = findings.mapInArrow(apply_file, FINDING_SCHEMA)
+        expired = accepts.expired_findings()
+        if expired:
+            findings = findings.unionByName(_findings_frame(spark, expired))
+    if accepts.baseline is None:
+        return findings, None
+    key = list(baseline.FINGERPRINT_FIELDS)
+    known = (
+        _findings_frame(spark, list(accepts.baseline))
+        .groupBy(*key)
+        .agg(F.count("*").alias("_known"))
+    )
+    counted = findings.filter(F.col("suppression") == "")
+    numbered = counted.withColumn(
+        "_n", F.row_number().over(Window.partitionBy(*key).orderBy(*_SORT_COLUMNS))
+    )
+    state = F.when(F.col("_n") <= F.coalesce(F.col("_known"), F.lit(0)), model.BASELINE_UNCHANGED)
+    marked = (
+        numbered.join(known, key, "left")
+        .withColumn("baseline", state.otherwise(model.BASELINE_NEW))
+        .select(*FINDING_FIELDS)
+    )
+    found = {
+        tuple(row[k] for k in key): int(row["count"])
+        for row in counted.groupBy(*key).count().join(known, key, "left_semi").collect()
+    }
+    accepted = marked.unionByName(findings.filter(F.col("suppression") != ""))
+    return accepted, baseline.fixed(list(accepts.baseline), found)
+
+
+def _accept_batches(batches: Iterable[Any], active: list[Any]) -> Iterator[Any]:
+    for batch in batches:
+        rows = [Finding(**row) for row in batch.to_pylist()]
+        yield _findings_batch(list(suppressions.external(rows, active)))
+
+
+def _findings_frame(spark: SparkSession, findings: list[Finding]) -> DataFrame:
+    import pyarrow as pa
+
+    table = pa.Table.from_batches([_findings_batch(findings)])
+    return spark.createDataFrame(table, FINDING_SCHEMA)
 
 
 def write_findings(findings: DataFrame, base: str, result: AuditResult) -> str:

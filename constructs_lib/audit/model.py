@@ -59,6 +59,9 @@ AUDITED_TYPES = frozenset(
 )
 # Normalized properties: which top-level properties took their value from a parameter.
 PARAMETER_SOURCES = "$parameters"
+# Normalized properties: the suppressions of audit rules the resource's (and its template's)
+# Metadata carries, as [{"id": "QR009", "reason": ...}] (``suppressions.py``).
+SUPPRESSIONS = "$suppressions"
 # Normalized pipe properties: what the pipe delivers to ("lambda" or "other").
 PIPE_TARGET = "$target"
 PIPE_TARGET_LAMBDA = "lambda"
@@ -279,6 +282,16 @@ class QueueContext:
         return bool(self.sources or self.feeders)
 
 
+# How a finding was accepted (SARIF's suppression kinds): by Metadata in the template itself,
+# or by a suppressions file beside the audit (``--suppressions``).
+IN_SOURCE = "inSource"
+EXTERNAL = "external"
+# Where a finding stands against a baseline (``--baseline``), in SARIF's words.
+BASELINE_NEW = "new"
+BASELINE_UNCHANGED = "unchanged"
+BASELINE_ABSENT = "absent"  # in the baseline, no longer found: fixed
+
+
 @dataclass(frozen=True)
 class Finding:
     rule_id: str
@@ -289,6 +302,28 @@ class Finding:
     queue: str
     message: str
     fix: str
+    # "" while the finding counts; IN_SOURCE or EXTERNAL once a suppression accepts it
+    suppression: str = ""
+    justification: str = ""  # the suppression's reason, and where it was written
+    # "" without a baseline; BASELINE_NEW or BASELINE_UNCHANGED with one (BASELINE_ABSENT for a
+    # baseline entry no longer found)
+    baseline: str = ""
+
+    @property
+    def decides(self) -> bool:
+        """Whether the finding counts towards the exit status: not suppressed, and not already
+        known from the baseline."""
+        return not self.suppression and self.baseline in ("", BASELINE_NEW)
+
+    @property
+    def state(self) -> str:
+        """One word for people: "suppressed", "unchanged" (in the baseline), "new" (not in the
+        baseline), "fixed" (in the baseline, gone now) or "open" (no baseline given)."""
+        if self.suppression:
+            return "suppressed"
+        if self.baseline == BASELINE_ABSENT:
+            return "fixed"
+        return self.baseline or "open"
 
     def sort_key(self) -> tuple[str, str, str, str, str, str]:
         return (self.template, self.stack, self.resource, self.rule_id, self.queue, self.message)
@@ -303,6 +338,9 @@ class Finding:
             "queue": self.queue,
             "message": self.message,
             "fix": self.fix,
+            "suppression": self.suppression,
+            "justification": self.justification,
+            "baseline": self.baseline,
         }
 
 
@@ -379,3 +417,6 @@ class ParsedTemplate:
     exports: list[ExportRow] = field(default_factory=list)
     notes: list[NoteRow] = field(default_factory=list)
     nested: list[NestedRow] = field(default_factory=list)
+    # logical id as findings show it -> its ``$suppressions`` entries ("" -> the template's own),
+    # for the findings made while parsing (``notes``)
+    suppressions: dict[str, list[dict[str, str]]] = field(default_factory=dict)

@@ -26,6 +26,17 @@ class TemplateError(ValueError):
 
 def load_document(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Bytes -> template dict. JSON by default; YAML (with short-form tags) when it is not JSON."""
+    document = load_data(file, data, limits)
+    if not isinstance(document, dict):
+        raise TemplateError("not a CloudFormation template: the document is not a mapping")
+    resources = document.get("Resources")
+    if not isinstance(resources, dict):
+        raise TemplateError("not a CloudFormation template: no Resources mapping")
+    return document
+
+
+def load_data(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
+    """Bytes -> the JSON or YAML document they hold, within ``limits``, whatever its shape."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -43,11 +54,6 @@ def load_document(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -
             is_yaml = True
     if is_yaml:
         document = _load_yaml(text, limits)
-    if not isinstance(document, dict):
-        raise TemplateError("not a CloudFormation template: the document is not a mapping")
-    resources = document.get("Resources")
-    if not isinstance(resources, dict):
-        raise TemplateError("not a CloudFormation template: no Resources mapping")
     return document
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from constructs_lib import limits, policy
+from constructs_lib.audit import suppressions
 from constructs_lib.audit.intrinsics import describe, is_ref, is_unresolved
 from constructs_lib.audit.model import (
     EVENT_RULE,
@@ -1071,9 +1072,20 @@ META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
         "Template that could not be read or parsed",
         "fix the file, or leave it out of the audit paths",
     ),
+    (
+        suppressions.SUPPRESSION_RULE,
+        "warning",
+        "Suppression that is not honoured",
+        f"write it as Metadata {suppressions.CDK_NAG_KEY}.{suppressions.CDK_NAG_LIST} entries "
+        "{id, reason} naming a rule queue-audit reports, with a reason of at least "
+        f"{suppressions.MIN_REASON_LENGTH} characters; renew an expired entry of a suppressions "
+        "file, or fix the findings it accepted",
+    ),
 )
 
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in CATALOG}
+# Every id a finding can carry: what a suppression may name.
+RULE_IDS = frozenset([*RULES_BY_ID, *(m[0] for m in META_RULES)])
 
 
 def describe_rules() -> list[tuple[str, Severity, str, str]]:
@@ -1081,9 +1093,13 @@ def describe_rules() -> list[tuple[str, Severity, str, str]]:
     return sorted([(r.id, r.severity, r.title, r.fix) for r in CATALOG] + list(META_RULES))
 
 
+def meta_fix(rule_id: str) -> str:
+    return next(m[3] for m in META_RULES if m[0] == rule_id)
+
+
 def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Finding:
     _, severity, _, fix = next(m for m in META_RULES if m[0] == UNRESOLVED_RULE)
-    return Finding(
+    finding = Finding(
         UNRESOLVED_RULE,
         severity,
         resource.file,
@@ -1093,6 +1109,7 @@ def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Fin
         message,
         fix,
     )
+    return suppressions.of_resource(finding, resource)
 
 
 def note_finding(note: NoteRow) -> Finding:
@@ -1136,15 +1153,18 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
             outcomes = [Unknown(ctx.queue, f"unexpected property shape ({type(error).__name__})")]
         for outcome in outcomes:
             if isinstance(outcome, Hit):
-                finding = Finding(
-                    rule.id,
-                    rule.severity,
-                    outcome.resource.file,
-                    outcome.resource.stack,
-                    outcome.resource.logical_id,
-                    queue,
-                    outcome.message + _parameter_sources(ctx, outcome.resource),
-                    rule.fix,
+                finding = suppressions.of_resource(
+                    Finding(
+                        rule.id,
+                        rule.severity,
+                        outcome.resource.file,
+                        outcome.resource.stack,
+                        outcome.resource.logical_id,
+                        queue,
+                        outcome.message + _parameter_sources(ctx, outcome.resource),
+                        rule.fix,
+                    ),
+                    outcome.resource,
                 )
             else:
                 finding = unresolved_finding(

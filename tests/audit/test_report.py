@@ -99,6 +99,9 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
         "queue",
         "message",
         "fix",
+        "suppression",
+        "justification",
+        "baseline",
     }
     summary = document["summary"]
     assert (
@@ -117,7 +120,7 @@ def test_sarif_structure(result: AuditResult, sarif_validator: jsonschema.Draft4
     document = _assert_valid_sarif(report.render_sarif(result), sarif_validator)
     run = document["runs"][0]
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
-    assert len(rule_ids) == len(set(rule_ids)) == 31  # QR001-QR029, QR900, QR901
+    assert len(rule_ids) == len(set(rule_ids)) == 32  # QR001-QR029, QR900-QR902
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {"QR001": "error", "QR009": "warning", "QR900": "note", "QR901": "error"}
     uris = {

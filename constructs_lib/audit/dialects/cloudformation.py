@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from constructs_lib import limits
-from constructs_lib.audit import model, parameters
+from constructs_lib.audit import model, parameters, rules, suppressions
 from constructs_lib.audit.dialects.cdk_assembly import ASSET_PATH_METADATA
 from constructs_lib.audit.intrinsics import (
     NO_VALUE,
@@ -68,9 +68,14 @@ def extract(
         nested=_nested_children(file, resources),
     )
     parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
+    stack_wide = _suppressions(parsed, document.get("Metadata"), "", "the template's Metadata")
+    parsed.suppressions[""] = suppressions.encode((), stack_wide)
     count = 0
     for logical_id, body in resources.items():
         shown = origins.get(str(logical_id), str(logical_id))
+        if isinstance(body, dict) and "Metadata" in body:
+            own = _suppressions(parsed, body["Metadata"], shown, f"resource {shown}")
+            parsed.suppressions[shown] = suppressions.encode(own, stack_wide)
         if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
             parsed.notes.append(
                 _note(
@@ -102,6 +107,9 @@ def extract(
             continue
         template.take_assumed()
         properties = _normalized_properties(template, raw_properties)
+        accepted = parsed.suppressions.get(shown, parsed.suppressions[""])
+        if accepted:
+            properties[model.SUPPRESSIONS] = accepted
         for condition in sorted(template.take_assumed()):
             parsed.notes.append(_undecided(template, shown, condition))
         resource_uid = model.uid(file, str(logical_id))
@@ -364,6 +372,20 @@ def _export_row(template: Scope, parsed: ParsedTemplate, output: Any) -> None:
     name = template.normalize(output["Export"].get("Name"))
     if isinstance(name, str) and UNKNOWN_PIECE not in name:
         _exported(template, parsed, name, output.get("Value"))
+
+
+def _suppressions(
+    parsed: ParsedTemplate, metadata: Any, shown: str, where: str
+) -> tuple[tuple[str, str], ...]:
+    """The suppressions a Metadata mapping honours; a QR902 for each it cannot."""
+    read = suppressions.read_metadata(metadata, rules.RULE_IDS, where)
+    for problem in read.problems:
+        parsed.notes.append(
+            _note(
+                parsed.file.file, parsed.file.stack, shown, suppressions.SUPPRESSION_RULE, problem
+            )
+        )
+    return read.entries
 
 
 def _note(file: str, stack: str, resource: str, rule_id: str, message: str) -> NoteRow:

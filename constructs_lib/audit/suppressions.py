@@ -1,0 +1,315 @@
+"""Accepted findings: suppressions written in a template's Metadata, and in a suppressions file.
+
+In a template, queue-audit reads cdk-nag's spelling, so that one suppression serves both tools::
+
+    Metadata:
+      cdk_nag:
+        rules_to_suppress:
+          - id: QR009
+            reason: The consumer is paged by the platform's own backlog monitor.
+
+on a resource (findings that name that resource) or at the template's top level (every finding
+of the template). CDK apps write it with ``Validations.of(scope).acknowledge(...)`` and cdk-nag's
+``WriteNagSuppressionsToCloudFormationAspect``; the id may then carry the in-app plugin's prefix
+(``constructs-lib-queue-resilience::QR009``). A suppression is honoured only with a reason of
+at least ``MIN_REASON_LENGTH`` characters; one without, one naming no rule, and cfn-lint's
+``Metadata: cfn-lint: config: ignore_checks`` naming a QR rule (it has no place for a reason) are
+each reported as QR902 and suppress nothing.
+
+The suppressions file (``--suppressions FILE``) is for fleets a team cannot edit: each entry
+names a rule, globs for template, stack and resource, a reason and an optional expiry date,
+after which it stops applying and a QR902 says so.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fnmatch
+import json
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from constructs_lib.audit.model import EXTERNAL, IN_SOURCE, SUPPRESSIONS, Finding, Resource
+
+SUPPRESSION_RULE = "QR902"
+# cdk-nag refuses a suppression whose reason is shorter than this (NagPackSuppression.reason,
+# "minimum 10 characters"); queue-audit holds its suppressions to the same rule, so a reason
+# that cdk-nag accepts is accepted here, and "ok" or "n/a" is not a reason.
+MIN_REASON_LENGTH = 10
+# The in-app validation plugin's name (checks.py): CDK acknowledges a plugin's rule as
+# "<plugin>::<rule>", and cdk-nag's aspect copies that id into the template's Metadata.
+PLUGIN_NAME = "constructs-lib-queue-resilience"
+_PREFIXES = ("", f"{PLUGIN_NAME}::")
+CDK_NAG_KEY = "cdk_nag"
+CDK_NAG_LIST = "rules_to_suppress"
+CFN_LINT_KEY = "cfn-lint"
+
+
+def rule_of(suppression_id: Any) -> str | None:
+    """The queue-audit rule an id names ("QR009", or the plugin's "<plugin>::QR009"); None
+    for another tool's rule (AwsSolutions-SQS3, cfn-lint's W3005)."""
+    if not isinstance(suppression_id, str):
+        return None
+    for prefix in _PREFIXES:
+        rest = suppression_id.removeprefix(prefix) if prefix else suppression_id
+        if (not prefix or rest != suppression_id) and _looks_like_rule(rest):
+            return rest
+    return None
+
+
+def _looks_like_rule(text: str) -> bool:
+    return len(text) == 5 and text.startswith("QR") and text[2:].isdigit()
+
+
+def reason_problem(reason: Any) -> str | None:
+    """Why a suppression's reason is not one, or None when it is."""
+    if not isinstance(reason, str) or not reason.strip():
+        return "gives no reason"
+    if len(reason.strip()) < MIN_REASON_LENGTH:
+        return f"gives the reason {reason.strip()!r}, shorter than {MIN_REASON_LENGTH} characters"
+    return None
+
+
+@dataclass(frozen=True)
+class MetadataSuppressions:
+    """What one Metadata mapping says: suppressions to honour, and what is wrong with the rest."""
+
+    entries: tuple[tuple[str, str], ...] = ()  # (rule id, reason)
+    problems: tuple[str, ...] = ()
+
+
+def read_metadata(metadata: Any, known_rules: Collection[str], where: str) -> MetadataSuppressions:
+    """The queue-audit suppressions of one resource's (or a template's) Metadata. ``where``
+    names it in problems ("resource Jobs", "the template's Metadata")."""
+    if not isinstance(metadata, Mapping):
+        return MetadataSuppressions()
+    entries: list[tuple[str, str]] = []
+    problems: list[str] = []
+    nag = metadata.get(CDK_NAG_KEY)
+    listed = nag.get(CDK_NAG_LIST) if isinstance(nag, Mapping) else None
+    if nag is not None and not isinstance(listed, list):
+        if _mentions_rule(nag):
+            problems.append(
+                f"{where}: {CDK_NAG_KEY} is not a mapping with a list {CDK_NAG_LIST}; its "
+                f"queue-audit suppressions are not honoured"
+            )
+        listed = []
+    for position, entry in enumerate(listed or [], start=1):
+        raw_id = entry.get("id") if isinstance(entry, Mapping) else None
+        rule_id = rule_of(raw_id)
+        if rule_id is None:
+            if not isinstance(entry, Mapping) and _mentions_rule(entry):
+                problems.append(
+                    f"{where}: {CDK_NAG_LIST} entry {position} is not a mapping with id and "
+                    f"reason: not honoured"
+                )
+            continue  # another tool's rule: cdk-nag's to judge
+        if rule_id not in known_rules:
+            problems.append(
+                f"{where}: suppression of {raw_id} names no queue-audit rule: not honoured; "
+                'use one of the ids queue-audit reports (docs/audit.md, "The rules")'
+            )
+            continue
+        why_not = reason_problem(entry.get("reason"))
+        if why_not:
+            problems.append(f"{where}: suppression of {rule_id} {why_not}: not honoured")
+            continue
+        entries.append((rule_id, str(entry["reason"]).strip()))
+    lint = metadata.get(CFN_LINT_KEY)
+    config = lint.get("config") if isinstance(lint, Mapping) else None
+    ignored = config.get("ignore_checks") if isinstance(config, Mapping) else None
+    for check in ignored if isinstance(ignored, list) else []:
+        rule_id = rule_of(check)
+        if rule_id is not None:
+            problems.append(
+                f"{where}: cfn-lint's ignore_checks names {rule_id}, with no place for a reason: "
+                f"not honoured"
+            )
+    return MetadataSuppressions(tuple(entries), tuple(problems))
+
+
+def _mentions_rule(value: Any) -> bool:
+    """Whether a malformed value seems meant for queue-audit (else it is another tool's)."""
+    return "QR" in json.dumps(value, default=str)
+
+
+def encode(
+    entries: Iterable[tuple[str, str]], template_entries: Iterable[tuple[str, str]]
+) -> list[dict[str, str]]:
+    """A resource's suppressions as normalized properties hold them (``$suppressions``): its
+    own, then its template's."""
+    return [
+        {"id": rule_id, "reason": reason, "where": where}
+        for where, listed in (("resource", entries), ("template", template_entries))
+        for rule_id, reason in listed
+    ]
+
+
+def in_source(finding: Finding, suppressions: Any) -> Finding:
+    """The finding, accepted when ``suppressions`` (``$suppressions`` entries) name its rule.
+    QR902 is never suppressed: it is what tells of a suppression that does not work."""
+    if (
+        finding.suppression
+        or finding.rule_id == SUPPRESSION_RULE
+        or not isinstance(suppressions, list)
+    ):
+        return finding
+    for entry in suppressions:
+        if isinstance(entry, dict) and entry.get("id") == finding.rule_id:
+            where = "the template's Metadata" if entry.get("where") == "template" else "Metadata"
+            return replace(
+                finding, suppression=IN_SOURCE, justification=f"{entry['reason']} ({where})"
+            )
+    return finding
+
+
+def of_resource(finding: Finding, resource: Resource) -> Finding:
+    return in_source(finding, resource.prop(SUPPRESSIONS))
+
+
+# --- the suppressions file ---------------------------------------------------------------------
+
+
+class SuppressionsFileError(ValueError):
+    """A suppressions file that cannot be used: the run stops before reading the fleet."""
+
+
+_ENTRY_KEYS = {"rule", "template", "stack", "resource", "reason", "expires"}
+_PATTERN_KEYS = ("template", "stack", "resource")
+
+
+@dataclass(frozen=True)
+class FileSuppression:
+    """One entry of a suppressions file. Patterns are shell globs (``fnmatch``): ``*`` matches
+    any text, ``/`` included; a template pattern is matched against the path as given to the
+    audit, with ``/`` separators."""
+
+    rule: str
+    reason: str
+    source: str  # "<file> entry <n>", for messages
+    template: str = "*"
+    stack: str = "*"
+    resource: str = "*"
+    expires: datetime.date | None = None
+
+    def matches(self, finding: Finding) -> bool:
+        return (
+            finding.rule_id == self.rule
+            and fnmatch.fnmatchcase(finding.template.replace("\\", "/"), self.template)
+            and fnmatch.fnmatchcase(finding.stack, self.stack)
+            and fnmatch.fnmatchcase(finding.resource, self.resource)
+        )
+
+    def expired(self, today: datetime.date) -> bool:
+        return self.expires is not None and self.expires < today
+
+    def describe(self) -> str:
+        scope = ", ".join(
+            f"{k} {getattr(self, k)}" for k in _PATTERN_KEYS if getattr(self, k) != "*"
+        )
+        return f"{self.source} ({self.rule}{', ' + scope if scope else ''})"
+
+
+def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[FileSuppression]:
+    """A suppressions file's document (``{"suppressions": [...]}``) -> its entries, or a
+    ``SuppressionsFileError`` naming the entry, the value and the fix."""
+    if not isinstance(document, Mapping) or not isinstance(document.get("suppressions"), list):
+        raise SuppressionsFileError(
+            f"{path}: expected a mapping with a list under 'suppressions' (docs/audit.md, "
+            '"Suppressions outside the template")'
+        )
+    found: list[FileSuppression] = []
+    for position, entry in enumerate(document["suppressions"], start=1):
+        source = f"{path} entry {position}"
+        if not isinstance(entry, Mapping):
+            raise SuppressionsFileError(
+                f"{source}: {entry!r} is not a mapping of rule, reason, ..."
+            )
+        unknown = sorted(set(map(str, entry)) - _ENTRY_KEYS)
+        if unknown:
+            raise SuppressionsFileError(
+                f"{source}: unknown key {', '.join(unknown)}; the keys are "
+                f"{', '.join(sorted(_ENTRY_KEYS))}"
+            )
+        rule = entry.get("rule")
+        if rule not in known_rules or rule == SUPPRESSION_RULE:
+            raise SuppressionsFileError(
+                f"{source}: rule {rule!r} is not a rule queue-audit reports (QR902 cannot be "
+                "suppressed); give one id, such as QR009"
+            )
+        why_not = reason_problem(entry.get("reason"))
+        if why_not:
+            raise SuppressionsFileError(
+                f"{source}: {rule} {why_not}; say why the finding is accepted, in at least "
+                f"{MIN_REASON_LENGTH} characters"
+            )
+        patterns = {}
+        for key in _PATTERN_KEYS:
+            value = entry.get(key, "*")
+            if not isinstance(value, str) or not value:
+                raise SuppressionsFileError(
+                    f"{source}: {key} {value!r} is not a pattern; give a glob such as "
+                    "'teams/legacy/*' or leave it out (any)"
+                )
+            patterns[key] = value
+        found.append(
+            FileSuppression(
+                rule=str(rule),
+                reason=entry["reason"].strip(),
+                source=source,
+                expires=_date(source, entry.get("expires")),
+                **patterns,
+            )
+        )
+    return found
+
+
+def _date(source: str, value: Any) -> datetime.date | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    try:
+        return datetime.date.fromisoformat(str(value))
+    except ValueError:
+        raise SuppressionsFileError(
+            f"{source}: expires {value!r} is not a date; write it as YYYY-MM-DD"
+        ) from None
+
+
+def external(findings: Iterable[Finding], active: list[FileSuppression]) -> Iterator[Finding]:
+    """Each finding, accepted by the first active file entry that matches it."""
+    for finding in findings:
+        if not finding.suppression and finding.rule_id != SUPPRESSION_RULE:
+            entry = next((s for s in active if s.matches(finding)), None)
+            if entry is not None:
+                finding = replace(
+                    finding,
+                    suppression=EXTERNAL,
+                    justification=f"{entry.reason} ({entry.source})",
+                )
+        yield finding
+
+
+def expired_findings(
+    suppressions: list[FileSuppression], today: datetime.date, fix: str
+) -> list[Finding]:
+    """A QR902 for each entry past its expiry date: it no longer applies, and the run says so."""
+    return [
+        Finding(
+            SUPPRESSION_RULE,
+            "warning",
+            s.source.rsplit(" entry ", 1)[0],
+            "",
+            "",
+            "",
+            f"suppression {s.describe()} expired on {s.expires}: the findings it accepted "
+            "count again",
+            fix,
+        )
+        for s in suppressions
+        if s.expired(today)
+    ]

@@ -11,6 +11,21 @@ At synth, CDK hands the plugin the app's synthesized templates; the plugin runs 
 parse -> resolve -> evaluate steps as the fleet audit (in this process, without Spark), so
 references between the app's stacks resolve the same way. Findings at or above ``fail_on``
 fail the synth; all findings are listed in CDK's validation report.
+
+Each violation's rule name is the bare rule id (``QR001``; its title starts the description),
+so CDK's acknowledgment id for it is stable, ``constructs-lib-queue-resilience::QR001``:
+
+    Validations.of(queue).acknowledge(
+        Acknowledgment(id="constructs-lib-queue-resilience::QR001", reason="Drained by hand.")
+    )
+
+moves the violation to the report's suppressed violations. A suppression in the template's
+Metadata (``cdk_nag: rules_to_suppress: [{id, reason}]``, which cdk-nag's
+``WriteNagSuppressionsToCloudFormationAspect`` writes from such acknowledgments) is honoured as
+the fleet audit honours it: the finding is no violation and never fails the synth, and stays in
+``findings`` with its justification. A suppression whose reason is shorter than 10 characters is
+not honoured and is reported as QR902. Once CDK acknowledges any of the plugin's violations, CDK
+itself decides the synth: it fails on the error violations left, whatever ``fail_on`` says.
 """
 
 from __future__ import annotations
@@ -27,19 +42,21 @@ from aws_cdk import (
 )
 
 from constructs_lib import props
-from constructs_lib.audit import discovery, engine, rules
+from constructs_lib.audit import discovery, engine, rules, suppressions
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 from constructs_lib.errors import ConfigurationError
 
-PLUGIN_NAME = "constructs-lib-queue-resilience"
+PLUGIN_NAME = suppressions.PLUGIN_NAME
 PLUGIN_VERSION = "0.1.0"
 
 
 @jsii.implements(IPolicyValidationPluginBeta1)
 class QueueResilienceChecks:
-    """Runs rules QR001-QR029 (and QR900/QR901) on the app's own templates.
+    """Runs rules QR001-QR029 (and QR900-QR902) on the app's own templates.
 
-    ``findings`` holds the last run's findings for programs (and tests) that want them.
+    ``findings`` holds the last run's findings for programs (and tests) that want them, the
+    ones a template's Metadata suppresses included (``suppression``, ``justification``): those
+    are no violations and never fail the synth.
 
     :param fail_on: "error" (default) fails the synth on error findings, "warning" also on
         warnings, "info" on any finding, "never" only reports. Another string is a
@@ -70,9 +87,11 @@ class QueueResilienceChecks:
     def validate(self, context: IPolicyValidationContextBeta1) -> PolicyValidationPluginReportBeta1:
         files = [(path, discovery.stack_name_for(path)) for path in context.template_paths]
         self.findings = list(engine.audit_files(files).findings)
-        violations = [_violation(f) for f in self.findings]
+        # A finding a suppression accepted is no violation: it stays in ``findings`` only.
+        violations = [_violation(f) for f in self.findings if not f.suppression]
         failed = self._fail_on != "never" and any(
-            SEVERITY_RANK[f.severity] >= SEVERITY_RANK[self._fail_on] for f in self.findings
+            f.decides and SEVERITY_RANK[f.severity] >= SEVERITY_RANK[self._fail_on]
+            for f in self.findings
         )
         return PolicyValidationPluginReportBeta1(
             success=not failed, violations=violations, plugin_version=PLUGIN_VERSION
@@ -80,10 +99,12 @@ class QueueResilienceChecks:
 
 
 def _violation(finding: Finding) -> PolicyViolationBeta1:
-    title = rules.RULES_BY_ID[finding.rule_id].title if finding.rule_id in rules.RULES_BY_ID else ""
+    title = _title(finding.rule_id)
     return PolicyViolationBeta1(
-        rule_name=f"{finding.rule_id} {title}".strip(),
-        description=finding.message,
+        # The bare id: CDK acknowledges it as "<plugin>::<rule name>", which a reworded title
+        # must not change.
+        rule_name=finding.rule_id,
+        description=f"{title}: {finding.message}" if title else finding.message,
         fix=finding.fix,
         severity=finding.severity,
         violating_resources=[
@@ -94,3 +115,9 @@ def _violation(finding: Finding) -> PolicyViolationBeta1:
             )
         ],
     )
+
+
+def _title(rule_id: str) -> str:
+    if rule_id in rules.RULES_BY_ID:
+        return rules.RULES_BY_ID[rule_id].title
+    return next((title for meta_id, _, title, _ in rules.META_RULES if meta_id == rule_id), "")

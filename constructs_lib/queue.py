@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jsii
@@ -31,7 +31,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
-from constructs_lib import limits, policy, producers, props
+from constructs_lib import acknowledgments, limits, policy, producers, props
 from constructs_lib.alarms import (
     ALARM_NAME_MAX_LENGTH,
     RUNBOOK,
@@ -42,6 +42,7 @@ from constructs_lib.alarms import (
     queue_count_metric,
     queue_metric,
 )
+from constructs_lib.audit.suppressions import MIN_REASON_LENGTH
 from constructs_lib.consumer import (
     ConsumerSettings,
     LambdaConsumer,
@@ -52,6 +53,20 @@ from constructs_lib.errors import ConfigurationError, Problem
 
 DEFAULT_DEAD_LETTER_RETENTION = Duration.seconds(limits.RETENTION_MAX)
 WARNING_PREFIX = "constructs_lib"
+# The warnings (by prop) that are the same fault as an audit rule (docs/audit.md, "The rules"):
+# a suppression of the rule that the audit would honour turns the warning into an info.
+AUDIT_RULE_OF_WARNING = {
+    "alarm_actions": "QR024",
+    "max_receive_count": "QR008",
+    "event_source_metrics": "QR015",
+    "reserved_concurrent_executions": "QR017",
+    "filters": "QR019",
+    "batch_size": "QR022",
+    "recursive_loop": "QR028",
+}
+# The rules whose findings name a consumer's event source mapping (the rest: the alarms, QR024;
+# the source queue, QR008; the function, QR017 and QR028).
+_MAPPING_RULES = frozenset({"QR015", "QR019", "QR022"})
 
 
 class ResilientQueue(Construct):
@@ -71,6 +86,17 @@ class ResilientQueue(Construct):
     Every argument is checked for its kind and range before any value reaches CDK: a value of
     the wrong kind raises ``TypeError``, a value out of range ``ConfigurationError`` (see the
     parameter tables in the docs).
+
+    The warnings that are the audit's findings (``AUDIT_RULE_OF_WARNING``: empty
+    ``alarm_actions`` is QR024, for example) are decided at synth: a suppression of that rule
+    which the audit would honour for the resources the finding names turns the warning into an
+    info naming the rule and the reason. That is an acknowledgment on the construct or any
+    ancestor, ``Validations.of(scope).acknowledge(Acknowledgment(id="QR024", reason=...))`` (or
+    the id ``constructs-lib-queue-resilience::QR024``), or ``cdk_nag: rules_to_suppress``
+    Metadata on those resources (the alarms for QR024, the source queue for QR008, the event
+    source mapping for QR015, QR019 and QR022, the function for QR017 and QR028) or on their
+    template. A suppression whose reason is shorter than 10 characters is not honoured: the
+    warning stays, with another saying why.
 
     :param fifo: FIFO queues. Default: inferred from ``queue_name`` (a name ending ``.fifo``),
         else standard. The DLQ always has the source's type.
@@ -153,6 +179,10 @@ class ResilientQueue(Construct):
         }
         props.check_new_construct(props.QUEUE, arguments)
         super().__init__(scope, construct_id)
+        # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
+        self._suppressible: list[_SuppressibleWarning] = []
+        self._warnings_decided = False
+        Aspects.of(self).add(_DecideWarnings(self))
         given = props.check_queue(arguments)
         self._report(given.unresolved, given.problems + _silent_alarm_problems(alarm_actions))
 
@@ -254,7 +284,9 @@ class ResilientQueue(Construct):
         ``RecursiveLoop`` Allow; and, judged at synth over the whole app, a function whose
         reserved concurrency is below the sum of the concurrency caps of all the queues
         feeding it (Lambda then throttles, and throttled receives move healthy messages to
-        the DLQ).
+        the DLQ). Each is an audit finding (QR019, QR015, QR022, QR028, QR017; and
+        ``max_receive_count`` below 5, QR008) and gives way, at synth, to a suppression of
+        that rule on the resource the finding names (see the class).
 
         :param function: the consumer: a function, alias or version (``lambda_.IFunction``), in
             this stack or another stack of the same app, account and region; at most once per
@@ -525,7 +557,8 @@ class ResilientQueue(Construct):
                 )
         problems += policy.batch_payload_problems(given["batch_size"], self.max_message_size)
         problems += _event_source_warnings(arguments)
-        self._report(unresolved, problems)
+        mapping_id = f"SqsEventSource:{Names.node_unique_id(queue.node)}"
+        self._report(unresolved, problems, lambda: function.node.try_find_child(mapping_id))
         assert timeout is not None  # a missing timeout is one of the problems raised above
 
         settings = ConsumerSettings(
@@ -541,7 +574,7 @@ class ResilientQueue(Construct):
         )
         event_source = make_event_source(queue, settings)
         function.add_event_source(event_source)
-        mapping = function.node.try_find_child(f"SqsEventSource:{Names.node_unique_id(queue.node)}")
+        mapping = function.node.try_find_child(mapping_id)
         if mapping is not None:
             # AWS offers no on-failure destination for SQS event sources: failed messages go to
             # the queue's redrive policy, which this construct always sets (Lambda guide).
@@ -794,15 +827,52 @@ class ResilientQueue(Construct):
     def _warn(self, warning_id: str, message: str) -> None:
         Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{warning_id}", message)
 
-    def _report(self, unresolved: Sequence[str], problems: Sequence[Problem]) -> None:
-        """Warn about the tokens not judged; raise the errors at once, else warn the rest."""
+    def _report(
+        self,
+        unresolved: Sequence[str],
+        problems: Sequence[Problem],
+        mapping: Callable[[], IConstruct | None] | None = None,
+    ) -> None:
+        """Warn about the tokens not judged; raise the errors at once, else warn the rest.
+        A warning that is an audit finding waits for synth, when suppressions are known;
+        ``mapping`` finds the consumer's event source mapping, which its findings name."""
         for prop in unresolved:
             self._warn(*props.unresolved_warning(prop))
         errors = [p for p in problems if p.severity == "error"]
         if errors:
             raise ConfigurationError(self.node.path, errors)
         for problem in problems:
-            self._warn(problem.prop, problem.describe())
+            rule_id = AUDIT_RULE_OF_WARNING.get(problem.prop)
+            if rule_id is None or problem.severity != "warning":
+                self._warn(problem.prop, problem.describe())
+                continue
+            pending = _SuppressibleWarning(
+                self,
+                problem.prop,
+                problem.describe(),
+                rule_id,
+                self._judged_resources(rule_id, mapping),
+            )
+            if self._warnings_decided:  # reported after the synth's aspects ran
+                pending.decide()
+            elif pending not in self._suppressible:
+                self._suppressible.append(pending)
+
+    def _judged_resources(
+        self, rule_id: str, mapping: Callable[[], IConstruct | None] | None
+    ) -> Callable[[], list[IConstruct]]:
+        """The resources the audit's finding of ``rule_id`` names, as the app has them at synth."""
+        if rule_id == "QR024":  # each alarm on the queues' metrics
+            return lambda: list(self.alarms)
+        if rule_id in _MAPPING_RULES and mapping is not None:
+            return lambda: [found] if (found := mapping()) is not None else [self]
+        return lambda: [self.queue]  # QR008
+
+    def _decide_warnings(self) -> None:
+        self._warnings_decided = True
+        for pending in self._suppressible:
+            pending.decide()
+        self._suppressible.clear()
 
 
 def _silent_alarm_problems(alarm_actions: Sequence[cloudwatch.IAlarmAction]) -> list[Problem]:
@@ -910,9 +980,19 @@ class _FunctionChecks:
         if isinstance(reserved, (int, float)) and not Token.is_unresolved(reserved):
             problems += policy.reserved_concurrency_problems(int(reserved), self._ceilings())
         for problem in problems:
-            Annotations.of(self.function).add_warning_v2(
-                f"{WARNING_PREFIX}:{problem.prop}", problem.describe()
-            )
+            rule_id = AUDIT_RULE_OF_WARNING.get(problem.prop)
+            if rule_id is None:
+                Annotations.of(self.function).add_warning_v2(
+                    f"{WARNING_PREFIX}:{problem.prop}", problem.describe()
+                )
+            else:
+                _SuppressibleWarning(
+                    self.function, problem.prop, problem.describe(), rule_id, self._judged
+                ).decide()
+
+    def _judged(self) -> list[IConstruct]:
+        """What QR017 and QR028 name: the function."""
+        return [self.function]
 
     def _ceilings(self) -> dict[str, int]:
         """Each queue feeding the function, by physical name, with its concurrency cap."""
@@ -930,6 +1010,51 @@ class _FunctionChecks:
                     ):
                         ceilings[name] = ceilings.get(name, 0) + ceiling
         return ceilings
+
+
+@dataclasses.dataclass(frozen=True)
+class _SuppressibleWarning:
+    """A warning that is the audit's finding ``rule_id`` on the resources ``judged`` returns:
+    at synth it becomes an info when the rule is suppressed there (``acknowledgments.find``)."""
+
+    scope: IConstruct  # where the annotation goes
+    prop: str
+    message: str
+    rule_id: str
+    judged: Callable[[], list[IConstruct]] = dataclasses.field(compare=False)
+
+    def decide(self) -> None:
+        verdict = acknowledgments.find(self.rule_id, self.judged())
+        warning_id = f"{WARNING_PREFIX}:{self.prop}"
+        annotations = Annotations.of(self.scope)
+        for why in verdict.ignored:
+            annotations.add_warning_v2(
+                f"{WARNING_PREFIX}:suppression",
+                f"{why}: not honoured, so the warning {warning_id} stands. Fix: give the "
+                f"suppression a reason of at least {MIN_REASON_LENGTH} characters",
+            )
+        accepted = verdict.honoured
+        if accepted is None:
+            annotations.add_warning_v2(warning_id, self.message)
+        else:
+            annotations.add_info_v2(
+                warning_id,
+                f"{self.prop}: warning suppressed, {accepted.rule_id} {accepted.where}: "
+                f"{accepted.reason} (the warning: {self.message})",
+            )
+
+
+@jsii.implements(IAspect)
+class _DecideWarnings:
+    """At synth, after the app has added its suppressions: a ResilientQueue's warnings that
+    are audit findings, each a warning or, suppressed, an info."""
+
+    def __init__(self, queue: ResilientQueue) -> None:
+        self.queue = queue
+
+    def visit(self, node: IConstruct) -> None:
+        if node is self.queue:
+            self.queue._decide_warnings()
 
 
 @jsii.implements(IValidation)

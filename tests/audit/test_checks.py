@@ -6,6 +6,7 @@ cloud assembly is audited again by the Spark job, which must agree.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 
 aws_cdk = pytest.importorskip("aws_cdk")
 
-from aws_cdk import App, Duration, Stack, Validations  # noqa: E402
+from aws_cdk import Acknowledgment, App, Aspects, Duration, Stack, Validations  # noqa: E402
 from aws_cdk import aws_lambda as lambda_  # noqa: E402
 from aws_cdk import aws_lambda_event_sources as sources  # noqa: E402
 from aws_cdk import aws_s3 as s3  # noqa: E402
@@ -22,7 +23,7 @@ from aws_cdk import aws_s3_notifications as s3n  # noqa: E402
 from aws_cdk import aws_sqs as sqs  # noqa: E402
 
 from constructs_lib.audit import discovery  # noqa: E402
-from constructs_lib.checks import QueueResilienceChecks  # noqa: E402
+from constructs_lib.checks import PLUGIN_NAME, QueueResilienceChecks  # noqa: E402
 
 
 @dataclass
@@ -120,10 +121,12 @@ def test_fails_synth_report_on_errors(raw_app: Synth) -> None:
     template = str(raw_app.outdir / "RawStack.template.json")
     report = QueueResilienceChecks().validate(_Context([template]))  # type: ignore[arg-type]
     assert report.success is False
-    rules = {v.rule_name.split()[0] for v in report.violations}
+    rules = {v.rule_name for v in report.violations}
     assert {"QR001", "QR003", "QR007"} <= rules
-    violation = next(v for v in report.violations if v.rule_name.startswith("QR001"))
+    violation = next(v for v in report.violations if v.rule_name == "QR001")
     assert violation.severity == "error"
+    # The bare id keeps CDK's acknowledgment id stable; the title leads the description.
+    assert violation.description.startswith("Queue without a dead-letter queue: ")
     assert violation.violating_resources[0].template_path == template
     assert violation.fix
 
@@ -136,7 +139,7 @@ def test_report_only_on_warnings_by_default(tmp_path: Path) -> None:
     path = write(tmp_path, "warn.template.json", template)
     report = QueueResilienceChecks().validate(_Context([str(path)]))  # type: ignore[arg-type]
     assert report.success is True
-    assert [v.rule_name.split()[0] for v in report.violations] == ["QR007"]
+    assert [v.rule_name for v in report.violations] == ["QR007"]
     strict = QueueResilienceChecks(fail_on="warning").validate(_Context([str(path)]))  # type: ignore[arg-type]
     assert strict.success is False
 
@@ -152,3 +155,96 @@ def test_spark_job_agrees_with_plugin(raw_app: Synth, spark: Any) -> None:
 
     result = job.run(spark, discovery.discover([str(raw_app.outdir)]))
     assert result.findings == raw_app.plugin.findings
+
+
+# --- suppressions: template Metadata, CDK acknowledgments -------------------------------------
+
+_REASON = "Drained by the nightly reconciliation job."
+
+
+def _one_queue_app(
+    outdir: Path, fail_on: str, configure: Any = None
+) -> tuple[QueueResilienceChecks, dict[str, Any]]:
+    """A raw queue without a DLQ: QR001 is its only error (QR009 and QR013 are warnings).
+    Returns the plugin and the plugin's part of CDK's validation report."""
+    app = App(outdir=str(outdir))
+    queue = sqs.Queue(Stack(app, "Solo"), "Jobs")
+    if configure is not None:
+        configure(app, queue)
+    plugin = QueueResilienceChecks(fail_on=fail_on)
+    Validations.of(app).add_plugins(plugin)
+    app.synth()
+    report = json.loads((outdir / "validation-report.json").read_text())
+    (mine,) = [r for r in report["pluginReports"] if r["pluginName"] == PLUGIN_NAME]
+    return plugin, mine
+
+
+def _suppress_in_metadata(rule_id: str, reason: str) -> Any:
+    def configure(_app: App, queue: sqs.Queue) -> None:
+        queue.node.default_child.add_metadata(  # type: ignore[union-attr]
+            "cdk_nag", {"rules_to_suppress": [{"id": rule_id, "reason": reason}]}
+        )
+
+    return configure
+
+
+def test_metadata_suppression_is_no_violation_and_does_not_fail(tmp_path: Path) -> None:
+    # QR001 is the app's only error: with it suppressed, fail_on="error" lets the synth pass.
+    plugin, report = _one_queue_app(tmp_path, "error", _suppress_in_metadata("QR001", _REASON))
+    assert report["conclusion"] == "success"
+    assert {v["ruleName"] for v in report["violations"]} == {"QR009", "QR013"}
+    (accepted,) = [f for f in plugin.findings if f.rule_id == "QR001"]
+    assert accepted.suppression == "inSource"
+    assert _REASON in accepted.justification
+    assert not accepted.decides
+
+
+def test_metadata_suppression_without_a_real_reason_is_not_honoured(tmp_path: Path) -> None:
+    plugin, report = _one_queue_app(tmp_path, "never", _suppress_in_metadata("QR001", "ok"))
+    severities = {v["ruleName"]: v["severity"] for v in report["violations"]}
+    assert severities["QR001"] == "error"
+    assert severities["QR902"] == "warning"
+    (qr001,) = [f for f in plugin.findings if f.rule_id == "QR001"]
+    assert qr001.suppression == ""
+    with pytest.raises(RuntimeError, match="ValidationFailed"):
+        _one_queue_app(tmp_path / "strict", "error", _suppress_in_metadata("QR001", "ok"))
+
+
+def test_cdk_acknowledgment_uses_the_stable_rule_id(tmp_path: Path) -> None:
+    def acknowledge(_app: App, queue: sqs.Queue) -> None:
+        Validations.of(queue).acknowledge(
+            Acknowledgment(id=f"{PLUGIN_NAME}::QR001", reason=_REASON)
+        )
+
+    _plugin, report = _one_queue_app(tmp_path, "error", acknowledge)
+    assert report["conclusion"] == "success"
+    assert "QR001" not in {v["ruleName"] for v in report["violations"]}
+    (suppressed,) = report["suppressedViolations"]
+    assert suppressed["ruleName"] == "QR001"
+    assert suppressed["acknowledgedId"] == "constructs-lib-queue-resilience::QR001"
+    assert suppressed["reason"] == _REASON
+
+
+def test_acknowledgment_written_by_cdk_nag_is_honoured_by_the_fleet_audit(tmp_path: Path) -> None:
+    import cdk_nag
+
+    from constructs_lib.audit import engine
+
+    def acknowledge(app: App, queue: sqs.Queue) -> None:
+        # On the stack: cdk-nag's aspect copies it to every resource below.
+        Validations.of(Stack.of(queue)).acknowledge(
+            Acknowledgment(id=f"{PLUGIN_NAME}::QR001", reason=_REASON)
+        )
+        Aspects.of(app).add(cdk_nag.WriteNagSuppressionsToCloudFormationAspect())
+
+    _one_queue_app(tmp_path, "error", acknowledge)
+    template = json.loads((tmp_path / "Solo.template.json").read_text())
+    (queue_id,) = [k for k, r in template["Resources"].items() if r["Type"] == "AWS::SQS::Queue"]
+    assert template["Resources"][queue_id]["Metadata"]["cdk_nag"]["rules_to_suppress"] == [
+        {"id": f"{PLUGIN_NAME}::QR001", "reason": _REASON}
+    ]
+    findings = engine.audit_paths([str(tmp_path)]).findings
+    (qr001,) = [f for f in findings if f.rule_id == "QR001"]
+    assert qr001.suppression == "inSource"
+    assert _REASON in qr001.justification
+    assert all(f.decides for f in findings if f.rule_id != "QR001")

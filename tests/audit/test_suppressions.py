@@ -10,6 +10,9 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -507,3 +510,39 @@ def test_text_formats_show_each_state_and_the_counts(
     for word in ("suppressed", "unchanged", "new"):
         assert word in text
     assert "2 suppressed" in text and "1 fixed" in text
+
+
+def test_the_documented_cdk_route_accepts_the_finding_in_construct_plugin_and_audit(
+    tmp_path: Path,
+) -> None:
+    """docs/examples/suppressions_app.py, as a user runs it: one acknowledgment, three places."""
+    from constructs_lib.audit import engine
+    from tests.conftest import REPO_ROOT
+
+    completed = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "docs" / "examples" / "suppressions_app.py")],
+        cwd=REPO_ROOT,
+        env={**os.environ, "CDK_OUTDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr  # the plugin (fail_on warning) passed
+    (finding,) = engine.audit_paths([str(tmp_path)]).findings
+    assert (finding.rule_id, finding.state) == ("QR008", "suppressed")
+    assert "event store" in finding.justification
+    annotations = json.loads((tmp_path / "Orders.metadata.json").read_text())
+    infos = [
+        e["data"]
+        for entries in annotations.values()
+        for e in entries
+        if e["type"] == "aws:cdk:info"
+    ]
+    assert any("QR008" in str(text) and "event store" in str(text) for text in infos)
+    assert not any(
+        "max_receive_count" in str(e["data"])
+        for entries in annotations.values()
+        for e in entries
+        if e["type"] == "aws:cdk:warning"
+    )

@@ -167,7 +167,9 @@ def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
     resources it could not read) and a QR901 when the file itself could not be read."""
     accepted = parsed.suppressions
     findings = [
-        suppressions.in_source(rules.note_finding(n), accepted.get(n.resource, accepted.get("")))
+        suppressions.in_source(
+            rules.note_finding(n), suppressions.for_resource(accepted, n.resource)
+        )
         for n in parsed.notes
     ]
     if parsed.file.status != "ok":

@@ -146,6 +146,16 @@ def encode(
     ]
 
 
+def for_resource(
+    by_resource: Mapping[str, list[dict[str, str]]], shown: str
+) -> list[dict[str, str]]:
+    """The ``$suppressions`` entries for a resource as findings name it. A resource SAM made
+    from a function's event (shown ``Function.Event``; no CloudFormation logical id has a dot)
+    has the function's, which is where its author wrote them."""
+    owner = shown.partition(".")[0]
+    return by_resource.get(shown) or by_resource.get(owner) or by_resource.get("", [])
+
+
 def in_source(finding: Finding, suppressions: Any) -> Finding:
     """The finding, accepted when ``suppressions`` (``$suppressions`` entries) name its rule.
     QR902 is never suppressed: it is what tells of a suppression that does not work."""

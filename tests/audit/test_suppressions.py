@@ -546,3 +546,41 @@ def test_the_documented_cdk_route_accepts_the_finding_in_construct_plugin_and_au
         for e in entries
         if e["type"] == "aws:cdk:warning"
     )
+
+
+SAM_TEMPLATE = """\
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Jobs:
+    Type: AWS::SQS::Queue
+    Properties:
+      VisibilityTimeout: 10
+  Worker:
+    Type: AWS::Serverless::Function
+    Metadata:
+      cdk_nag:
+        rules_to_suppress:
+          - id: QR006
+            reason: {reason}
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      InlineCode: "def handler(event, context): pass"
+      Timeout: 60
+      Events:
+        FromJobs:
+          Type: SQS
+          Properties:
+            Queue: !GetAtt Jobs.Arn
+"""
+
+
+@pytest.mark.parametrize(("reason", "state"), [(REASON, "suppressed"), ("later", "open")])
+def test_a_sam_functions_metadata_covers_the_mapping_made_from_its_event(
+    reason: str, state: str, tmp_path: Path
+) -> None:
+    """SAM makes the event source mapping from the function's Events; findings name it
+    Worker.FromJobs, and its author wrote the suppression on Worker."""
+    template = write(tmp_path, "template.yaml", SAM_TEMPLATE.format(reason=reason))
+    _, document = audit("local", [template], out=tmp_path)
+    assert ("QR006", "Worker.FromJobs", state) in states(document)

@@ -70,12 +70,14 @@ def extract(
     parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
     stack_wide = _suppressions(parsed, document.get("Metadata"), "", "the template's Metadata")
     parsed.suppressions[""] = suppressions.encode((), stack_wide)
-    count = 0
     for logical_id, body in resources.items():
         shown = origins.get(str(logical_id), str(logical_id))
         if isinstance(body, dict) and "Metadata" in body:
             own = _suppressions(parsed, body["Metadata"], shown, f"resource {shown}")
             parsed.suppressions[shown] = suppressions.encode(own, stack_wide)
+    count = 0
+    for logical_id, body in resources.items():
+        shown = origins.get(str(logical_id), str(logical_id))
         if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
             parsed.notes.append(
                 _note(
@@ -107,7 +109,7 @@ def extract(
             continue
         template.take_assumed()
         properties = _normalized_properties(template, raw_properties)
-        accepted = parsed.suppressions.get(shown, parsed.suppressions[""])
+        accepted = suppressions.for_resource(parsed.suppressions, shown)
         if accepted:
             properties[model.SUPPRESSIONS] = accepted
         for condition in sorted(template.take_assumed()):

@@ -103,17 +103,20 @@ def compare(
     findings: Iterable[Finding], known: Counter[Fingerprint]
 ) -> tuple[list[Finding], Counter[Fingerprint]]:
     """Findings in report order -> (each marked new or unchanged, how many of each
-    fingerprint this run found). Suppressed findings are left as they are."""
+    fingerprint this run found). Suppressed findings are not marked, but they are found: a
+    finding accepted since the baseline was written is not fixed."""
     seen: Counter[Fingerprint] = Counter()
+    found: Counter[Fingerprint] = Counter()
     marked: list[Finding] = []
     for finding in findings:
+        key = fingerprint(finding)
+        found[key] += 1
         if not finding.suppression:
-            key = fingerprint(finding)
             seen[key] += 1
             state = BASELINE_UNCHANGED if seen[key] <= known[key] else BASELINE_NEW
             finding = replace(finding, baseline=state)
         marked.append(finding)
-    return marked, seen
+    return marked, found
 
 
 def counts(entries: Iterable[Finding]) -> Counter[Fingerprint]:

@@ -555,8 +555,8 @@ def run(
     progress(f"parsed {file_count:,} of {len(files):,} files in {timings['parse']:.1f} s")
 
     mark = time.perf_counter()
-    findings_df, fixed = accept(spark, evaluate(wide, partitions), acceptance)
-    findings_df = findings_df.persist()
+    findings_df = accept(spark, evaluate(wide, partitions), acceptance, partitions).persist()
+    fixed = fixed_of(findings_df, acceptance)
     if gather:
         findings: Collection[Finding] = sorted(
             (Finding(**row) for row in findings_df.toArrow().to_pylist()), key=Finding.sort_key
@@ -650,14 +650,12 @@ def _state(suppression: str, baseline_state: str) -> str:
 
 
 def accept(
-    spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance
-) -> tuple[DataFrame, list[Finding] | None]:
-    """``acceptance.apply`` on the executors: the file's suppressions finding by finding, the
-    expiry QR902s from the driver, and the baseline comparison with a window per fingerprint
-    (numbered in report order, as the local engine counts them). Only the baseline's own
-    fingerprints come back to the driver, to list what was fixed."""
-    if accepts == acceptance.NONE:
-        return findings, None
+    spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance, partitions: int
+) -> DataFrame:
+    """``acceptance.apply`` on the executors, lazily: the file's suppressions finding by
+    finding, the expiry QR902s from the driver, and the comparison with the baseline, the
+    findings of each fingerprint that are not suppressed numbered in report order by a window,
+    as the local engine counts them. ``fixed_of`` then lists what the baseline lost."""
     if accepts.suppressions:
         apply_file = functools.partial(_accept_batches, active=accepts.active)
         findings = findings.mapInArrow(apply_file, FINDING_SCHEMA)
@@ -665,29 +663,43 @@ def accept(
         if expired:
             findings = findings.unionByName(_findings_frame(spark, expired))
     if accepts.baseline is None:
-        return findings, None
+        return findings
     key = list(baseline.FINGERPRINT_FIELDS)
-    known = (
-        _findings_frame(spark, list(accepts.baseline))
-        .groupBy(*key)
-        .agg(F.count("*").alias("_known"))
+    known = _baseline_frame(spark, accepts).groupBy(*key).agg(F.count("*").alias("_known"))
+    counted = F.col("suppression") == ""
+    number = F.row_number().over(Window.partitionBy(*key, counted).orderBy(*_SORT_COLUMNS))
+    state = (
+        F.when(~counted, F.col("baseline"))
+        .when(F.col("_n") <= F.coalesce(F.col("_known"), F.lit(0)), model.BASELINE_UNCHANGED)
+        .otherwise(model.BASELINE_NEW)
     )
-    counted = findings.filter(F.col("suppression") == "")
-    numbered = counted.withColumn(
-        "_n", F.row_number().over(Window.partitionBy(*key).orderBy(*_SORT_COLUMNS))
-    )
-    state = F.when(F.col("_n") <= F.coalesce(F.col("_known"), F.lit(0)), model.BASELINE_UNCHANGED)
-    marked = (
-        numbered.join(known, key, "left")
-        .withColumn("baseline", state.otherwise(model.BASELINE_NEW))
+    return (
+        findings.repartition(partitions, *key)
+        .withColumn("_n", number)
+        .join(F.broadcast(known), key, "left")
+        .withColumn("baseline", state)
         .select(*FINDING_FIELDS)
     )
+
+
+def fixed_of(findings: DataFrame, accepts: acceptance.Acceptance) -> list[Finding] | None:
+    """The baseline's findings this run no longer reports (suppressed ones are still reported),
+    from the accepted findings (cached by then): only the counts of the baseline's own
+    fingerprints come back to the driver."""
+    if accepts.baseline is None:
+        return None
+    key = list(baseline.FINGERPRINT_FIELDS)
+    spark = findings.sparkSession
+    known = F.broadcast(_baseline_frame(spark, accepts).select(*key).distinct())
     found = {
         tuple(row[k] for k in key): int(row["count"])
-        for row in counted.groupBy(*key).count().join(known, key, "left_semi").collect()
+        for row in findings.groupBy(*key).count().join(known, key, "left_semi").collect()
     }
-    accepted = marked.unionByName(findings.filter(F.col("suppression") != ""))
-    return accepted, baseline.fixed(list(accepts.baseline), found)
+    return baseline.fixed(list(accepts.baseline), found)
+
+
+def _baseline_frame(spark: SparkSession, accepts: acceptance.Acceptance) -> DataFrame:
+    return _findings_frame(spark, list(accepts.baseline or ()))
 
 
 def _accept_batches(batches: Iterable[Any], active: list[Any]) -> Iterator[Any]:

@@ -33,6 +33,10 @@ def spark() -> Iterator[Any]:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
+        # The session lives for the whole suite, and the driver's heap keeps about 20 MiB per
+        # audit run (plans and shuffle statistics Spark retains): 1 GiB ran out after a few
+        # hundred runs.
+        .config("spark.driver.memory", "2g")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

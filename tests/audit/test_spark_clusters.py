@@ -20,8 +20,11 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit import cli
 from tests.audit.clusters import ConnectServer, StandaloneCluster
+from tests.audit.conftest import props, write
 from tests.audit.s3server import S3Server
+from tests.audit.test_suppressions import REASON, faulty, suppress, suppressions_file
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
@@ -185,6 +188,70 @@ def pa_buffer(data: bytes) -> Any:
     import pyarrow as pa
 
     return pa.BufferReader(data)
+
+
+@pytest.fixture(scope="module")
+def accepted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], int, bytes]:
+    """Two templates with findings in every accepted state (test_suppressions.accepted_fleet):
+    a Metadata suppression, a file entry in force and one expired, a baseline with a finding
+    since fixed. The arguments, and the local engine's exit status and JSON report."""
+    folder = tmp_path_factory.mktemp("accepted")
+    base = folder / "baseline.json"
+    original = faulty()
+    props(original, "Dlq")["SqsManagedSseEnabled"] = False  # in the baseline, fixed below
+    first = [str(write(folder / "before", "a.json", original)), "--engine", "local", "--quiet"]
+    assert cli.main([*first, "--write-baseline", str(base), "--output", os.devnull]) == 1
+    entries = suppressions_file(
+        folder,
+        {"rule": "QR028", "template": "*b.json", "reason": REASON},
+        {"rule": "QR012", "reason": REASON, "expires": "2000-01-01"},
+    )
+    template = suppress(faulty(), "Source", {"id": "QR012", "reason": REASON})
+    paths = [write(folder, "a.json", template), write(folder, "b.json", faulty("billing"))]
+    args = [*map(str, paths), "--suppressions", str(entries), "--baseline", str(base)]
+    code, document = run_json([*args, "--engine", "local"], dict(os.environ), folder)
+    return args, code, document
+
+
+def run_json(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes]:
+    """The CLI's exit status and JSON report, as bytes; a usage error or a failed run is not a
+    result."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "constructs_lib.audit", *args, "--format", "json", "--quiet"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert completed.returncode in (0, 1), completed.stderr.decode(errors="replace")[-3000:]
+    return completed.returncode, completed.stdout
+
+
+@pytest.mark.parametrize("kind", ["cluster", "connect"])
+def test_suppressions_and_baseline_give_the_local_report_byte_for_byte(
+    kind: str,
+    accepted_run: tuple[list[str], int, bytes],
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    # The file's entries travel in the closure of a mapInArrow, the expiry QR902s and the
+    # baseline's counts in DataFrames made on the driver: through Connect and to executors
+    # without constructs_lib, as on a cluster.
+    args, code, expected = accepted_run
+    if kind == "cluster":
+        cluster: StandaloneCluster = request.getfixturevalue("standalone_cluster")
+        env, where = cluster.env, ["--master", cluster.master_url]
+    else:
+        server: ConnectServer = request.getfixturevalue("connect_server")
+        env, where = server.env, ["--remote", server.url]
+    assert run_json([*args, *where], env, tmp_path) == (code, expected)
+    document = json.loads(expected)
+    states = {(f["rule_id"], f["suppression"], f["baseline"]) for f in document["findings"]}
+    assert {("QR012", "inSource", ""), ("QR028", "external", "")} <= states
+    assert ("QR012", "", "new") in states and ("QR902", "", "new") in states
+    assert "Dlq" in {f["resource"] for f in document["fixed"]}
+    assert code == 1  # the new QR012 on billing's Source
 
 
 def test_a_worker_killed_mid_run_costs_a_retry_not_a_finding(

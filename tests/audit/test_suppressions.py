@@ -406,29 +406,36 @@ def accepted_fleet(tmp_path: Path) -> tuple[list[Path], list[str]]:
     return paths, ["--suppressions", str(entries), "--baseline", str(base)]
 
 
+def render(
+    fleet: tuple[list[Path], list[str]], fmt: str, out: Path, engine: str = "local"
+) -> tuple[int, str]:
+    """The accepted fleet's report in ``fmt``: (exit status, text)."""
+    paths, options = fleet
+    code = cli.main(
+        [
+            *map(str, paths),
+            "--engine",
+            engine,
+            "--quiet",
+            "--format",
+            fmt,
+            *options,
+            "--output",
+            str(out),
+        ]
+    )
+    return code, out.read_text()
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("fmt", report.FORMATS)
 def test_both_engines_accept_alike_in_every_format(
     spark: Any, fmt: str, accepted_fleet: tuple[list[Path], list[str]], tmp_path: Path
 ) -> None:
-    paths, options = accepted_fleet
-    outputs = {}
-    for engine in ("local", "spark"):
-        out = tmp_path / f"{engine}.{fmt}"
-        code = cli.main(
-            [
-                *map(str, paths),
-                "--engine",
-                engine,
-                "--quiet",
-                "--format",
-                fmt,
-                "--output",
-                str(out),
-                *options,
-            ]
-        )
-        outputs[engine] = (code, out.read_bytes())
+    outputs = {
+        engine: render(accepted_fleet, fmt, tmp_path / f"{engine}.{fmt}", engine)
+        for engine in ("local", "spark")
+    }
     assert outputs["local"] == outputs["spark"]
     assert outputs["local"][0] == 1  # the new QR012 on billing's Source
 
@@ -436,23 +443,9 @@ def test_both_engines_accept_alike_in_every_format(
 def test_sarif_with_suppressions_and_baseline_states_validates(
     accepted_fleet: tuple[list[Path], list[str]], tmp_path: Path
 ) -> None:
-    paths, options = accepted_fleet
-    out = tmp_path / "audit.sarif"
-    cli.main(
-        [
-            *map(str, paths),
-            "--engine",
-            "local",
-            "--quiet",
-            "--format",
-            "sarif",
-            *options,
-            "--output",
-            str(out),
-        ]
-    )
+    _, text = render(accepted_fleet, "sarif", tmp_path / "audit.sarif")
     schema = json.loads(SARIF_SCHEMA_FILE.read_text(encoding="utf-8"))
-    document = _assert_valid_sarif(out.read_text(), jsonschema.Draft4Validator(schema))
+    document = _assert_valid_sarif(text, jsonschema.Draft4Validator(schema))
     results = document["runs"][0]["results"]
     suppressed = [r for r in results if "suppressions" in r]
     kinds = {r["suppressions"][0]["kind"] for r in suppressed}
@@ -466,22 +459,8 @@ def test_sarif_with_suppressions_and_baseline_states_validates(
 def test_codequality_lists_suppressed_findings_as_info_with_the_reason(
     accepted_fleet: tuple[list[Path], list[str]], tmp_path: Path
 ) -> None:
-    paths, options = accepted_fleet
-    out = tmp_path / "gl-code-quality.json"
-    cli.main(
-        [
-            *map(str, paths),
-            "--engine",
-            "local",
-            "--quiet",
-            "--format",
-            "codequality",
-            *options,
-            "--output",
-            str(out),
-        ]
-    )
-    issues = json.loads(out.read_text())
+    _, text = render(accepted_fleet, "codequality", tmp_path / "gl-code-quality.json")
+    issues = json.loads(text)
     accepted = [i for i in issues if i["description"].startswith("suppressed (")]
     assert len(accepted) == 2
     assert all(i["severity"] == "info" and REASON in i["description"] for i in accepted)
@@ -491,22 +470,7 @@ def test_codequality_lists_suppressed_findings_as_info_with_the_reason(
 def test_text_formats_show_each_state_and_the_counts(
     fmt: str, accepted_fleet: tuple[list[Path], list[str]], tmp_path: Path
 ) -> None:
-    paths, options = accepted_fleet
-    out = tmp_path / f"audit.{fmt}"
-    cli.main(
-        [
-            *map(str, paths),
-            "--engine",
-            "local",
-            "--quiet",
-            "--format",
-            fmt,
-            *options,
-            "--output",
-            str(out),
-        ]
-    )
-    text = out.read_text()
+    _, text = render(accepted_fleet, fmt, tmp_path / f"audit.{fmt}")
     for word in ("suppressed", "unchanged", "new"):
         assert word in text
     assert "2 suppressed" in text and "1 fixed" in text

@@ -147,7 +147,11 @@ def test_a_suppression_that_is_not_one_is_a_finding_and_suppresses_nothing(
     code, document = audit("local", [write(tmp_path, "a.json", template)], out=tmp_path)
     assert ("QR012", "Source", "open") in states(document)
     (problem,) = [f for f in document["findings"] if f["rule_id"] == "QR902"]
-    assert (problem["resource"], problem["severity"]) == ("Source", "warning")
+    assert (problem["resource"], problem["queue"], problem["severity"]) == (
+        "Source",
+        "Source",
+        "warning",
+    )
     assert says in problem["message"]
     assert code == 1
 

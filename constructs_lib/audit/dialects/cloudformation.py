@@ -68,12 +68,13 @@ def extract(
         nested=_nested_children(file, resources),
     )
     parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
-    stack_wide = _suppressions(parsed, document.get("Metadata"), "", "the template's Metadata")
+    stack_wide = _suppressions(parsed, document.get("Metadata"), "", "the template's Metadata", "")
     parsed.suppressions[""] = suppressions.encode((), stack_wide)
     for logical_id, body in resources.items():
         shown = origins.get(str(logical_id), str(logical_id))
         if isinstance(body, dict) and "Metadata" in body:
-            own = _suppressions(parsed, body["Metadata"], shown, f"resource {shown}")
+            about = shown if body.get("Type") == model.QUEUE else ""
+            own = _suppressions(parsed, body["Metadata"], shown, f"resource {shown}", about)
             parsed.suppressions[shown] = suppressions.encode(own, stack_wide)
     count = 0
     for logical_id, body in resources.items():
@@ -377,16 +378,15 @@ def _export_row(template: Scope, parsed: ParsedTemplate, output: Any) -> None:
 
 
 def _suppressions(
-    parsed: ParsedTemplate, metadata: Any, shown: str, where: str
+    parsed: ParsedTemplate, metadata: Any, shown: str, where: str, queue: str
 ) -> tuple[tuple[str, str], ...]:
-    """The suppressions a Metadata mapping honours; a QR902 for each it cannot."""
+    """The suppressions a Metadata mapping honours; a QR902 for each it cannot (about
+    ``queue`` when the Metadata is a queue's)."""
     read = suppressions.read_metadata(metadata, rules.RULE_IDS, where)
     for problem in read.problems:
-        parsed.notes.append(
-            _note(
-                parsed.file.file, parsed.file.stack, shown, suppressions.SUPPRESSION_RULE, problem
-            )
-        )
+        file = parsed.file
+        note = NoteRow(file.file, file.stack, shown, queue, suppressions.SUPPRESSION_RULE, problem)
+        parsed.notes.append(note)
     return read.entries
 
 

@@ -12,9 +12,9 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from constructs_lib.audit import baseline, parsing, rules, suppressions
+from constructs_lib.audit import baseline, parsing, rules, safety, suppressions
 from constructs_lib.audit.model import Finding
-from constructs_lib.audit.safety import DEFAULT_LIMITS
+from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.suppressions import FileSuppression
 
 
@@ -37,17 +37,25 @@ class Acceptance:
 NONE = Acceptance()
 
 
-def load(suppression_files: Sequence[str], baseline_file: str | None) -> Acceptance:
+def load(
+    suppression_files: Sequence[str],
+    baseline_file: str | None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+) -> Acceptance:
     """The run's acceptance from its options; a ``SuppressionsFileError`` or ``BaselineError``
-    for a file that cannot be used."""
+    for a file that cannot be used. A suppressions file is read within the templates'
+    ``limits``."""
     entries: list[FileSuppression] = []
     for path in suppression_files:
         try:
             with open(path, "rb") as handle:
-                data = handle.read(DEFAULT_LIMITS.max_file_bytes + 1)
-            if len(data) > DEFAULT_LIMITS.max_file_bytes:
-                raise suppressions.SuppressionsFileError(f"{path}: larger than a template may be")
-            document = parsing.load_data(path, data)
+                data = handle.read(limits.max_file_bytes + 1)
+            if len(data) > limits.max_file_bytes:
+                raise suppressions.SuppressionsFileError(
+                    f"the suppressions file {path} is larger than --max-file-size "
+                    f"({safety.size_text(limits.max_file_bytes)})"
+                )
+            document = parsing.load_data(path, data, limits)
         except OSError as error:
             raise suppressions.SuppressionsFileError(
                 f"cannot read the suppressions file {path}: {error.strerror or error}"

@@ -74,7 +74,7 @@ def read(path: str) -> list[Finding]:
             document = json.load(handle)
     except OSError as error:
         raise BaselineError(f"cannot read the baseline {path}: {error.strerror or error}") from None
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # nesting no baseline has recurses
         raise BaselineError(f"the baseline {path} is not JSON ({error}): {fix}") from None
     if not isinstance(document, Mapping) or document.get("version") != FORMAT_VERSION:
         raise BaselineError(

@@ -225,9 +225,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except parameters.ParameterError as error:
         build_parser().error(str(error))
     try:
-        accepts = acceptance.load(args.suppressions, args.baseline)
+        accepts = acceptance.load(args.suppressions, args.baseline, limits_from(args))
     except (suppressions.SuppressionsFileError, baseline.BaselineError) as error:
         build_parser().error(str(error))
+    folder = os.path.dirname(args.write_baseline or "") or "."
+    if args.write_baseline and not os.path.isdir(folder):
+        build_parser().error(
+            f"--write-baseline {args.write_baseline}: the folder {folder} does not exist; "
+            "create it, or name a file in an existing folder"
+        )
     try:
         files = discovery.discover(args.paths)
     except objects.ObjectStoreError as error:  # a wrong URL or no access: nothing was audited

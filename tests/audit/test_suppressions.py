@@ -552,3 +552,67 @@ def test_a_sam_functions_metadata_covers_the_mapping_made_from_its_event(
     template = write(tmp_path, "template.yaml", SAM_TEMPLATE.format(reason=reason))
     _, document = audit("local", [template], out=tmp_path)
     assert ("QR006", "Worker.FromJobs", state) in states(document)
+
+
+YAML_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n"
+    for previous, name in zip("abcdef", "bcdefg", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "says"),
+    [
+        ("a: &a [x, x, x, x, x, x, x, x, x]\n" + YAML_BOMB, [], "too many YAML nodes"),
+        ("[" * 100_000, [], "nested too deeply"),
+        (b"\xff\xfe", [], "not UTF-8"),
+        ("suppressions: []\n", ["--max-file-size", "10"], "larger than --max-file-size"),
+    ],
+)
+def test_a_hostile_suppressions_file_costs_a_usage_error_within_the_limits(
+    content: str | bytes,
+    options: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "suppressions.yaml"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    template = write(tmp_path, "a.json", faulty())
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([str(template), "--engine", "local", "--suppressions", str(path), *options])
+    assert stopped.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [("deep", "is not JSON"), ("folder", "cannot read the baseline")],
+)
+def test_a_hostile_baseline_is_a_usage_error(
+    where: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "baseline.json"
+    if where == "deep":
+        base.write_text("[" * 1_000_000)
+    else:
+        base.mkdir()
+    template = write(tmp_path, "a.json", faulty())
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([str(template), "--engine", "local", "--baseline", str(base)])
+    assert stopped.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_baseline_into_a_missing_folder_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = write(tmp_path, "a.json", faulty())
+    target = tmp_path / "missing" / "baseline.json"
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([str(template), "--engine", "local", "--write-baseline", str(target)])
+    assert stopped.value.code == 2
+    assert "does not exist" in capsys.readouterr().err

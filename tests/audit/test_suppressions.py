@@ -27,6 +27,14 @@ REASON = "Accepted by the platform team until the Q3 migration."
 ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
 
 
+def usage_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """queue-audit's message for a usage error, which stops it with exit status 2."""
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(args)
+    assert stopped.value.code == 2
+    return capsys.readouterr().err
+
+
 def faulty(name: str = "orders") -> Template:
     template = healthy(name)
     props(template, "Source")["SqsManagedSseEnabled"] = False
@@ -261,10 +269,7 @@ def test_a_wrong_suppressions_file_is_a_usage_error_naming_the_entry(
     path = tmp_path / "suppressions.json"
     path.write_text(json.dumps(document))
     template = write(tmp_path, "a.json", faulty())
-    with pytest.raises(SystemExit) as stopped:
-        cli.main([str(template), "--engine", "local", "--suppressions", str(path)])
-    assert stopped.value.code == 2
-    error = capsys.readouterr().err
+    error = usage_error([str(template), "--engine", "local", "--suppressions", str(path)], capsys)
     assert says in error and str(path) in error
 
 
@@ -370,20 +375,18 @@ def test_a_wrong_baseline_is_a_usage_error(
     base = tmp_path / "baseline.json"
     base.write_text(content)
     template = write(tmp_path, "a.json", faulty())
-    with pytest.raises(SystemExit) as stopped:
-        cli.main([str(template), "--engine", "local", "--baseline", str(base)])
-    assert stopped.value.code == 2
-    assert says in capsys.readouterr().err
+    error = usage_error([str(template), "--engine", "local", "--baseline", str(base)], capsys)
+    assert says in error
 
 
 def test_a_missing_baseline_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     template = write(tmp_path, "a.json", faulty())
-    with pytest.raises(SystemExit) as stopped:
-        cli.main([str(template), "--engine", "local", "--baseline", str(tmp_path / "none.json")])
-    assert stopped.value.code == 2
-    assert "cannot read the baseline" in capsys.readouterr().err
+    error = usage_error(
+        [str(template), "--engine", "local", "--baseline", str(tmp_path / "none.json")], capsys
+    )
+    assert "cannot read the baseline" in error
 
 
 # --- every format, both engines ----------------------------------------------------------------
@@ -582,10 +585,10 @@ def test_a_hostile_suppressions_file_costs_a_usage_error_within_the_limits(
     else:
         path.write_text(content)
     template = write(tmp_path, "a.json", faulty())
-    with pytest.raises(SystemExit) as stopped:
-        cli.main([str(template), "--engine", "local", "--suppressions", str(path), *options])
-    assert stopped.value.code == 2
-    assert says in capsys.readouterr().err
+    error = usage_error(
+        [str(template), "--engine", "local", "--suppressions", str(path), *options], capsys
+    )
+    assert says in error
 
 
 @pytest.mark.parametrize(
@@ -601,10 +604,8 @@ def test_a_hostile_baseline_is_a_usage_error(
     else:
         base.mkdir()
     template = write(tmp_path, "a.json", faulty())
-    with pytest.raises(SystemExit) as stopped:
-        cli.main([str(template), "--engine", "local", "--baseline", str(base)])
-    assert stopped.value.code == 2
-    assert says in capsys.readouterr().err
+    error = usage_error([str(template), "--engine", "local", "--baseline", str(base)], capsys)
+    assert says in error
 
 
 def test_a_baseline_into_a_missing_folder_is_refused_before_the_run(
@@ -612,7 +613,7 @@ def test_a_baseline_into_a_missing_folder_is_refused_before_the_run(
 ) -> None:
     template = write(tmp_path, "a.json", faulty())
     target = tmp_path / "missing" / "baseline.json"
-    with pytest.raises(SystemExit) as stopped:
-        cli.main([str(template), "--engine", "local", "--write-baseline", str(target)])
-    assert stopped.value.code == 2
-    assert "does not exist" in capsys.readouterr().err
+    error = usage_error(
+        [str(template), "--engine", "local", "--write-baseline", str(target)], capsys
+    )
+    assert "does not exist" in error

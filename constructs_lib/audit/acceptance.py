@@ -74,7 +74,7 @@ def apply(
 ) -> tuple[list[Finding], list[Finding] | None]:
     """Findings in report order -> (the same findings accepted or marked, and the expiry
     QR902s, in report order; the baseline's fixed findings, or None without a baseline)."""
-    if acceptance == NONE:
+    if not acceptance.suppressions and acceptance.baseline is None:
         return findings, None
     accepted = list(suppressions.external(findings, acceptance.active))
     accepted = sorted(accepted + acceptance.expired_findings(), key=Finding.sort_key)

@@ -626,7 +626,7 @@ def summarize(
     }
     by_rule: Counter[tuple[str, str, str]] = Counter()
     for row in findings.groupBy("rule_id", "severity", "suppression", "baseline").count().collect():
-        state = _state(row["suppression"], row["baseline"])
+        state = model.finding_state(row["suppression"], row["baseline"])
         by_rule[(row["rule_id"], row["severity"], state)] += int(row["count"])
     read_ok = files.filter(F.col("status") == "ok").select(F.col("file").alias("template"))
     with_findings = (
@@ -640,10 +640,6 @@ def summarize(
         by_status, with_findings, queues, by_rule, None if fixed is None else len(fixed)
     )
     return summary, sum(by_rule.values())
-
-
-def _state(suppression: str, baseline_state: str) -> str:
-    return Finding("", "info", "", "", "", "", "", "", suppression, "", baseline_state).state
 
 
 # --- accept (a suppressions file, a baseline) ------------------------------------------------

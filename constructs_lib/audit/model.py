@@ -292,6 +292,16 @@ BASELINE_UNCHANGED = "unchanged"
 BASELINE_ABSENT = "absent"  # in the baseline, no longer found: fixed
 
 
+def finding_state(suppression: str, baseline: str) -> str:
+    """One word for people: "suppressed", "unchanged" (in the baseline), "new" (not in the
+    baseline), "fixed" (in the baseline, gone now) or "open" (no baseline given)."""
+    if suppression:
+        return "suppressed"
+    if baseline == BASELINE_ABSENT:
+        return "fixed"
+    return baseline or "open"
+
+
 @dataclass(frozen=True)
 class Finding:
     rule_id: str
@@ -317,13 +327,8 @@ class Finding:
 
     @property
     def state(self) -> str:
-        """One word for people: "suppressed", "unchanged" (in the baseline), "new" (not in the
-        baseline), "fixed" (in the baseline, gone now) or "open" (no baseline given)."""
-        if self.suppression:
-            return "suppressed"
-        if self.baseline == BASELINE_ABSENT:
-            return "fixed"
-        return self.baseline or "open"
+        """``finding_state`` of this finding."""
+        return finding_state(self.suppression, self.baseline)
 
     def sort_key(self) -> tuple[str, str, str, str, str, str]:
         return (self.template, self.stack, self.resource, self.rule_id, self.queue, self.message)

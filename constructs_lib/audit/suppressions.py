@@ -156,16 +156,12 @@ def for_resource(
     return by_resource.get(shown) or by_resource.get(owner) or by_resource.get("", [])
 
 
-def in_source(finding: Finding, suppressions: Any) -> Finding:
-    """The finding, accepted when ``suppressions`` (``$suppressions`` entries) name its rule.
+def in_source(finding: Finding, entries: Any) -> Finding:
+    """The finding, accepted when ``entries`` (``$suppressions``) name its rule.
     QR902 is never suppressed: it is what tells of a suppression that does not work."""
-    if (
-        finding.suppression
-        or finding.rule_id == SUPPRESSION_RULE
-        or not isinstance(suppressions, list)
-    ):
+    if finding.suppression or finding.rule_id == SUPPRESSION_RULE or not isinstance(entries, list):
         return finding
-    for entry in suppressions:
+    for entry in entries:
         if isinstance(entry, dict) and entry.get("id") == finding.rule_id:
             where = "the template's Metadata" if entry.get("where") == "template" else "Metadata"
             return replace(

@@ -56,9 +56,8 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def audit(engine: str, paths: list[Path], *options: str, out: Path) -> tuple[int, dict[str, Any]]:
-    """queue-audit's exit status and JSON report."""
-    report_file = out / f"report-{engine}.json"
+def run(engine: str, paths: list[Path], options: list[str], fmt: str, out: Path) -> tuple[int, str]:
+    """queue-audit's exit status and report in ``fmt``, written to ``out``."""
     code = cli.main(
         [
             *map(str, paths),
@@ -66,13 +65,19 @@ def audit(engine: str, paths: list[Path], *options: str, out: Path) -> tuple[int
             engine,
             "--quiet",
             "--format",
-            "json",
+            fmt,
             *options,
             "--output",
-            str(report_file),
+            str(out),
         ]
     )
-    return code, json.loads(report_file.read_text())
+    return code, out.read_text()
+
+
+def audit(engine: str, paths: list[Path], *options: str, out: Path) -> tuple[int, dict[str, Any]]:
+    """queue-audit's exit status and JSON report."""
+    code, text = run(engine, paths, list(options), "json", out / f"report-{engine}.json")
+    return code, json.loads(text)
 
 
 def states(document: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -418,20 +423,7 @@ def render(
 ) -> tuple[int, str]:
     """The accepted fleet's report in ``fmt``: (exit status, text)."""
     paths, options = fleet
-    code = cli.main(
-        [
-            *map(str, paths),
-            "--engine",
-            engine,
-            "--quiet",
-            "--format",
-            fmt,
-            *options,
-            "--output",
-            str(out),
-        ]
-    )
-    return code, out.read_text()
+    return run(engine, paths, options, fmt, out)
 
 
 @pytest.mark.spark

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from constructs_lib import limits, policy
-from constructs_lib.audit import suppressions
+from constructs_lib.audit import iam, suppressions
 from constructs_lib.audit.intrinsics import describe, is_ref, is_unresolved
 from constructs_lib.audit.model import (
     EVENT_RULE,
@@ -356,36 +356,47 @@ def _qr012(ctx: QueueContext) -> Iterator[Outcome]:
         )
 
 
-def _denies_plain_http(statement: Any) -> bool:
-    if not isinstance(statement, dict) or statement.get("Effect") != "Deny":
-        return False
-    condition = statement.get("Condition")
-    if not isinstance(condition, dict):
-        return False
-    for operator, tests in condition.items():
-        if operator != "Bool" or not isinstance(tests, dict):
-            continue
-        for key, value in tests.items():
-            values = value if isinstance(value, list) else [value]
-            if key.lower() == "aws:securetransport" and any(
-                str(v).lower() == "false" for v in values
-            ):
-                return True
-    return False
+def _judged_queue(ctx: QueueContext) -> iam.Queue:
+    name = ctx.queue.prop("QueueName")
+    if name is None:
+        return iam.Queue(ctx.queue.uid, None)
+    if isinstance(name, str) and not is_unresolved(name):
+        return iam.Queue(ctx.queue.uid, name)
+    return iam.Queue(ctx.queue.uid, None, name_unknown=True)
+
+
+def _policy_documents(ctx: QueueContext) -> Iterator[tuple[Resource, Any]]:
+    """Each queue policy naming the queue with its document; unknown documents raise."""
+    for queue_policy in ctx.policies:
+        document = queue_policy.prop("PolicyDocument")
+        if is_unresolved(document):
+            raise _Unknowable(queue_policy, f"PolicyDocument is {describe(document)}")
+        yield queue_policy, document
 
 
 def _qr013(ctx: QueueContext) -> Iterator[Outcome]:
-    for queue_policy in ctx.policies:
-        document = queue_policy.prop("PolicyDocument")
-        statements = document.get("Statement") if isinstance(document, dict) else None
-        if isinstance(statements, dict):
-            statements = [statements]
-        if isinstance(statements, list) and any(_denies_plain_http(s) for s in statements):
-            return
+    queue = _judged_queue(ctx)
+    policies = list(_policy_documents(ctx))
+    verdict = iam.tls_verdict([document for _, document in policies], queue)
+    if verdict.complete:
+        return
+    if verdict.unknown:
+        where = policies[0][0] if policies else ctx.queue
+        yield Unknown(where, "; ".join(verdict.unknown))
+        return
+    if not verdict.found:
+        yield Hit(
+            ctx.queue,
+            f"queue {_name(ctx.queue)} has no queue policy denying requests without TLS "
+            "(aws:SecureTransport false)",
+        )
+        return
+    names = ", ".join(_name(p) for p, _ in policies)
+    open_actions = ", ".join(verdict.open_actions)
     yield Hit(
         ctx.queue,
-        f"queue {_name(ctx.queue)} has no queue policy denying requests without TLS "
-        "(aws:SecureTransport false)",
+        f"queue {_name(ctx.queue)}: queue policy {names} does not deny every request without "
+        f"TLS: {'; '.join(verdict.gaps)}; left open without TLS: {open_actions}",
     )
 
 
@@ -673,40 +684,22 @@ def _qr022(ctx: QueueContext) -> Iterator[Outcome]:
             )
 
 
-def _is_public_principal(principal: Any) -> bool:
-    if principal == "*":
-        return True
-    if isinstance(principal, dict):
-        accounts = principal.get("AWS")
-        return "*" in (accounts if isinstance(accounts, list) else [accounts])
-    return False
-
-
 def _qr023(ctx: QueueContext) -> Iterator[Outcome]:
+    queue = _judged_queue(ctx)
     for queue_policy in ctx.policies:
         document = queue_policy.prop("PolicyDocument")
         if is_unresolved(document):
             yield Unknown(queue_policy, f"PolicyDocument is {describe(document)}")
             continue
-        statements = document.get("Statement") if isinstance(document, dict) else None
-        if isinstance(statements, dict):
-            statements = [statements]
-        for index, statement in enumerate(statements if isinstance(statements, list) else []):
-            if (
-                not isinstance(statement, dict)
-                or statement.get("Effect") != "Allow"
-                or not _is_public_principal(statement.get("Principal"))
-                or statement.get("Condition")
-            ):
+        for verdict in iam.public_statements([document], queue):
+            if isinstance(verdict, iam.Undecided):
+                yield Unknown(queue_policy, verdict.what)
                 continue
-            sid = statement.get("Sid")
-            label = f"statement {sid!r}" if isinstance(sid, str) else f"statement {index + 1}"
             yield Hit(
                 ctx.queue,
-                f"queue policy {_name(queue_policy)} on queue {_name(ctx.queue)}: {label} allows "
-                f"{describe(statement.get('Action'))} to any principal "
-                f"({describe(statement.get('Principal'))}) with no Condition: anyone may use "
-                "the queue",
+                f"queue policy {_name(queue_policy)} on queue {_name(ctx.queue)}: "
+                f"{verdict.statement.label} allows {', '.join(verdict.actions)} to "
+                f"{verdict.who}: {verdict.why}",
             )
 
 

@@ -374,10 +374,12 @@ CASES: list[Case] = [
     ),
     Case(
         "qr013-allow-only-policy",
+        # The deny turned into an Allow of sqs:* to "*" when aws:SecureTransport is false: no
+        # TLS deny (QR013), and anyone may use both queues over plain HTTP (QR023).
         _with(
             lambda t: props(t, "Policy")["PolicyDocument"]["Statement"][0].update(Effect="Allow")
         ),
-        frozenset({("QR013", "Source"), ("QR013", "Dlq")}),
+        frozenset({("QR013", "Source"), ("QR013", "Dlq"), ("QR023", "Source"), ("QR023", "Dlq")}),
         "QR013",
     ),
     Case(
@@ -610,8 +612,21 @@ CASES: list[Case] = [
         "QR023",
     ),
     Case(
-        "qr023-pass-service-principal",
+        "qr023-service-principal-without-source",
+        # Any account's SNS topic may send (Access Analyzer: "restrict access to service
+        # principal"): public.
         _with(_statement(Principal={"Service": "sns.amazonaws.com"})),
+        frozenset({("QR023", "Source"), ("QR023", "Dlq")}),
+        "QR023",
+    ),
+    Case(
+        "qr023-pass-service-principal-with-source",
+        _with(
+            _statement(
+                Principal={"Service": "sns.amazonaws.com"},
+                Condition={"ArnEquals": {"aws:SourceArn": "arn:aws:sns:us-east-1:123456789012:t"}},
+            )
+        ),
         frozenset(),
         "QR023",
     ),

@@ -232,7 +232,7 @@ class Principals:
 def principals(statement: Statement) -> Principals:
     body = statement.body
     if "NotPrincipal" in body:
-        text = f"NotPrincipal {describe(body['NotPrincipal'])} (everyone else)"
+        text = f"everyone except NotPrincipal {describe(body['NotPrincipal'])}"
         return Principals(True, (), (), text)
     principal = body.get("Principal")
     text = describe(principal)
@@ -579,9 +579,15 @@ def _tls_test(test: Test) -> bool:
 
 def _short(actions: Iterable[str]) -> str:
     names = list(actions)
-    return (
-        ", ".join(names) if len(names) <= 6 else f"{', '.join(names[:6])} and {len(names) - 6} more"
-    )
+    if len(names) > 6:
+        return f"{', '.join(names[:6])} and {len(names) - 6} more"
+    return ", ".join(names)
+
+
+def describe_actions(actions: Iterable[str]) -> str:
+    """Queue actions for messages: all of them read "every queue action (sqs:*)"."""
+    names = tuple(actions)
+    return "every queue action (sqs:*)" if names == SQS_QUEUE_ACTIONS else ", ".join(names)
 
 
 def tls_verdict(documents: list[Any], queue: Queue) -> TlsVerdict:
@@ -609,11 +615,10 @@ def tls_verdict(documents: list[Any], queue: Queue) -> TlsVerdict:
                 continue
             if gap is None:
                 covered.update(queue_actions(statement))
-                missing = [a for a in SQS_QUEUE_ACTIONS if a not in queue_actions(statement)]
-                if missing:
+                mine = queue_actions(statement)
+                if len(mine) < len(SQS_QUEUE_ACTIONS):
                     verdict.gaps.append(
-                        f"{statement.label} covers {_short(queue_actions(statement)) or 'no queue action'}"
-                        f", not {_short(missing)}"
+                        f"{statement.label} covers only {_short(mine) or 'no queue action'}"
                     )
             else:
                 verdict.gaps.append(f"{statement.label} {gap}")

@@ -392,7 +392,7 @@ def _qr013(ctx: QueueContext) -> Iterator[Outcome]:
         )
         return
     names = ", ".join(_name(p) for p, _ in policies)
-    open_actions = ", ".join(verdict.open_actions)
+    open_actions = iam.describe_actions(verdict.open_actions)
     yield Hit(
         ctx.queue,
         f"queue {_name(ctx.queue)}: queue policy {names} does not deny every request without "
@@ -698,7 +698,7 @@ def _qr023(ctx: QueueContext) -> Iterator[Outcome]:
             yield Hit(
                 ctx.queue,
                 f"queue policy {_name(queue_policy)} on queue {_name(ctx.queue)}: "
-                f"{verdict.statement.label} allows {', '.join(verdict.actions)} to "
+                f"{verdict.statement.label} allows {iam.describe_actions(verdict.actions)} to "
                 f"{verdict.who}: {verdict.why}",
             )
 

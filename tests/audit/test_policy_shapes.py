@@ -851,3 +851,38 @@ def test_fleet_spark_job_agrees(spark: Any, fleet: list[tuple[str, str]]) -> Non
     assert sorted(
         (f for f in spark_findings if f.rule_id in relevant), key=Finding.sort_key
     ) == sorted((f for f in local if f.rule_id in relevant), key=Finding.sort_key)
+
+
+# --- Boundaries of a fixed value, on the evaluator itself ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cidr", "restricts"),
+    [
+        ("10.0.0.0/7", False),  # just wider than the /8 floor: many owners
+        ("10.0.0.0/8", True),
+        ("10.0.0.0/9", True),
+        ("2001:db8::/31", False),
+        ("2001:db8::/32", True),
+        ("2001:db8::/33", True),
+        ("not-an-address", False),
+    ],
+    ids=["v4-7", "v4-8", "v4-9", "v6-31", "v6-32", "v6-33", "garbage"],
+)
+def test_source_ip_width(cidr: str, restricts: bool) -> None:
+    from constructs_lib.audit import iam
+
+    test = iam.Test("IpAddress", "aws:SourceIp", (cidr,))
+    assert (iam.restricts(test) is True) == restricts, iam.restricts(test)
+
+
+@pytest.mark.parametrize(
+    ("account", "restricts"),
+    [("12345678901", False), ("123456789012", True), ("1234567890123", False)],
+    ids=["11-digits", "12-digits", "13-digits"],
+)
+def test_source_account_is_twelve_digits(account: str, restricts: bool) -> None:
+    from constructs_lib.audit import iam
+
+    test = iam.Test("StringEquals", "aws:SourceAccount", (account,))
+    assert (iam.restricts(test) is True) == restricts, iam.restricts(test)

@@ -245,16 +245,19 @@ def principals(statement: Statement) -> Principals:
     everyone = False
     services: list[str] = []
     named: list[str] = []
+    unknown: list[str] = []
     for kind, value in principal.items():
         for item in _as_list(value):
             if _unknown(item) and not _local_ref(item):
-                raise UnknownValue(f"{statement.label}: Principal {kind} is {describe(item)}")
-            if kind == "AWS" and item == "*":
+                unknown.append(f"{statement.label}: Principal {kind} is {describe(item)}")
+            elif kind == "AWS" and item == "*":
                 everyone = True
             elif kind == "Service" and isinstance(item, str):
                 services.append(item)
             else:
                 named.append(describe(item) if not isinstance(item, str) else item)
+    if unknown and not everyone:  # "*" beside an unknown principal is everyone all the same
+        raise UnknownValue("; ".join(unknown))
     return Principals(everyone, tuple(services), tuple(named), text)
 
 

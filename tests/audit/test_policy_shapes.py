@@ -473,6 +473,14 @@ SHAPES: list[Shape] = [
         CFN_VALUES,
         parameters={"Consumer": {"Type": "String", "Default": "*"}},
     ),
+    Shape(
+        "principal-star-beside-unknown",
+        [allow(None, Principal={"AWS": ["*", {"Ref": "Consumer"}]}), TLS],
+        "hit",
+        "pass",
+        CONFIG,
+        parameters={"Consumer": {"Type": "String"}},
+    ),
     # --- QR023: a Deny of the same policy --------------------------------------------------------
     Shape(
         "deny-outside-org-neutralises",

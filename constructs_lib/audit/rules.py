@@ -921,7 +921,8 @@ CATALOG: tuple[Rule, ...] = (
         "QR013",
         "warning",
         "Queue accepts requests without TLS",
-        "add an AWS::SQS::QueuePolicy statement denying sqs:* when aws:SecureTransport is false",
+        'add an AWS::SQS::QueuePolicy statement: Deny, Principal "*", Action sqs:*, Resource '
+        "the queue, whose only Condition is Bool aws:SecureTransport false",
         _qr013,
     ),
     Rule(
@@ -1001,8 +1002,9 @@ CATALOG: tuple[Rule, ...] = (
         "QR023",
         "error",
         "Queue policy allows public access",
-        "name the principals (accounts, roles or services), or add a Condition such as "
-        "aws:SourceArn or aws:SourceAccount",
+        "name the principals (accounts or roles), or add a Condition with a positive operator "
+        "(not ...IfExists) and fixed values, such as aws:SourceArn, aws:SourceAccount or "
+        "aws:PrincipalOrgID; give a service principal aws:SourceArn or aws:SourceAccount",
         _qr023,
     ),
     Rule(

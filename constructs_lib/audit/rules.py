@@ -38,6 +38,8 @@ from constructs_lib.errors import Problem
 
 UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"
+# AWS::Serverless resources in a template that does not declare the SAM transform (dialects/sam.py).
+MISSING_TRANSFORM_RULE = "QR903"
 
 
 @dataclass(frozen=True)
@@ -1080,6 +1082,13 @@ META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
         "{id, reason} naming a rule queue-audit reports, with a reason of at least "
         f"{suppressions.MIN_REASON_LENGTH} characters; renew an expired entry of a suppressions "
         "file, or fix the findings it accepted",
+    ),
+    (
+        MISSING_TRANSFORM_RULE,
+        "info",
+        "SAM resources without the SAM transform",
+        "add `Transform: AWS::Serverless-2016-10-31` to the template (CloudFormation rejects "
+        "AWS::Serverless resources without it), or audit the template that declares it",
     ),
 )
 

@@ -283,7 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if choose_engine(args, len(files)) == "spark":
         try:  # --engine auto chose Spark for a large fleet
             for module in SPARK_MODULES:
-                optional.check(module, f"the Spark engine, which --engine auto runs for {len(files):,} files")
+                optional.check(
+                    module, f"the Spark engine, which --engine auto runs for {len(files):,} files"
+                )
         except optional.MissingExtra as error:
             build_parser().error(str(error))
     try:

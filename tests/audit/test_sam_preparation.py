@@ -21,6 +21,7 @@ from tests.audit.conftest import write
 from tests.audit.test_sam import ORDERS, sam_pipeline
 
 SLOW_WORKER = {"Timeout": 20}
+QUIET_LOCAL_JSON = ("--engine", "local", "--quiet", "--format", "json")
 # An API the pipeline's template may carry too: its expansion is what makes the translator log.
 API = """\
   Api:
@@ -98,7 +99,9 @@ def test_include_that_cannot_be_read_is_left_to_the_translator(
 def test_missing_transform_is_expanded_with_an_info_finding(tmp_path: Path) -> None:
     # GIVEN a SAM partial without the Transform line
     template = sam_pipeline("partial", function=SLOW_WORKER)
-    lines = [line for line in template.splitlines(keepends=True) if not line.startswith("Transform")]
+    lines = [
+        line for line in template.splitlines(keepends=True) if not line.startswith("Transform")
+    ]
     path = write(tmp_path, "partial.yaml", "".join(lines))
     result = engine.audit_paths([str(path)])
     # THEN its consumer is judged, and one info finding says the transform is missing
@@ -130,8 +133,7 @@ def test_translator_prints_nothing_on_stderr(tmp_path: Path) -> None:
     for index in range(2):
         write(tmp_path, f"app{index}/template.yaml", sam_pipeline(f"quiet{index}") + API)
     completed = subprocess.run(
-        [sys.executable, "-m", "constructs_lib.audit", str(tmp_path), "--engine", "local"]
-        + ["--quiet", "--format", "json"],
+        [sys.executable, "-m", "constructs_lib.audit", str(tmp_path), *QUIET_LOCAL_JSON],
         capture_output=True,
         text=True,
         timeout=300,

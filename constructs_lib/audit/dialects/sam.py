@@ -344,7 +344,9 @@ def _alias_parameter(properties: dict[str, Any], parameter_values: dict[str, Any
 def _problem(error: Exception, origins: Mapping[str, str]) -> str:
     if isinstance(error, ImportError):
         missing = optional.MissingExtra("samtranslator", "expanding SAM templates")
-        return f"SAM template not expanded, so its AWS::Serverless resources are not judged: {missing}"
+        return (
+            f"SAM template not expanded, so its AWS::Serverless resources are not judged: {missing}"
+        )
     causes = getattr(error, "causes", None)
     if causes:
         messages = [str(getattr(cause, "message", cause)) for cause in causes]

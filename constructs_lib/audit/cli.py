@@ -284,7 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:  # --engine auto chose Spark for a large fleet
             for module in SPARK_MODULES:
                 optional.check(
-                    module, f"the Spark engine, which --engine auto runs for {len(files):,} files"
+                    module,
+                    f"the Spark engine, which --engine auto chooses for {len(files):,} files "
+                    "(--engine local keeps them on this machine),",
                 )
         except optional.MissingExtra as error:
             build_parser().error(str(error))

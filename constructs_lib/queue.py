@@ -1003,9 +1003,10 @@ class _FunctionChecks:
         """What QR017 and QR028 name: the function."""
         return [self.function]
 
-    def _ceilings(self) -> dict[str, int]:
-        """Each queue feeding the function, by physical name, with its concurrency cap."""
-        ceilings: dict[str, int] = {}
+    def _ceilings(self) -> dict[str, int | None]:
+        """Each queue feeding the function, by physical name, with its concurrency cap (None:
+        uncapped, so it scales up to Lambda's on-demand limit)."""
+        ceilings: dict[str, int | None] = {}
         for queue in self.queues:
             dead_letter_name = policy.dead_letter_queue_name(queue.queue_name, queue.fifo)
             for name, consumers in (
@@ -1013,11 +1014,14 @@ class _FunctionChecks:
                 (dead_letter_name, queue.dead_letter_consumers),
             ):
                 for consumer in consumers:
+                    if _underlying_function(consumer.function) is not self.function:
+                        continue
                     ceiling = consumer.settings.concurrency_ceiling
-                    if ceiling is not None and (
-                        _underlying_function(consumer.function) is self.function
-                    ):
-                        ceilings[name] = ceilings.get(name, 0) + ceiling
+                    known = ceilings.get(name, 0)
+                    if ceiling is None or known is None:
+                        ceilings[name] = None
+                    else:
+                        ceilings[name] = known + ceiling
         return ceilings
 
 

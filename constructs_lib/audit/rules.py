@@ -557,14 +557,14 @@ def _qr017(ctx: QueueContext) -> Iterator[Outcome]:
         reserved = _int(function, "ReservedConcurrentExecutions", None)
         if reserved is None:
             continue  # no reservation: the function shares the account's unreserved pool
-        ceilings: dict[str, int] = {}
+        # Each SQS source's cap; None for an uncapped one, which scales up to Lambda's
+        # on-demand limit: the classic case MaximumConcurrency was made for.
+        ceilings: dict[str, int | None] = {}
         for mapping in ctx.mappings_of(function.uid):
             if mapping.type != EVENT_SOURCE_MAPPING:
                 continue  # a pipe has no concurrency cap to count
-            ceiling = _concurrency_ceiling(mapping)
-            if ceiling is not None:
-                name = _name(mapping) if _name(mapping) not in ceilings else mapping.uid
-                ceilings[name] = ceiling
+            name = _name(mapping) if _name(mapping) not in ceilings else mapping.uid
+            ceilings[name] = _concurrency_ceiling(mapping)
         for problem in policy.reserved_concurrency_problems(reserved, ceilings):
             yield Hit(
                 function,

@@ -60,7 +60,7 @@ def with_params(table: Table) -> Callable[[F], F]:
 
 def signed(cls: C) -> C:
     """Give ``cls`` the signature of its ``__init__`` (without ``self``)."""
-    signature = inspect.signature(cls.__init__)
+    signature = inspect.signature(cls.__dict__["__init__"])  # its own, as the class defines it
     parameters = list(signature.parameters.values())[1:]
     cls.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return cls

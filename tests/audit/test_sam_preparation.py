@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import engine, rules
+from constructs_lib.audit import engine, parsing, rules
+from constructs_lib.audit.dialects import sam
 from tests.audit.conftest import write
 from tests.audit.test_sam import ORDERS, sam_pipeline
 
@@ -142,3 +143,23 @@ def test_translator_prints_nothing_on_stderr(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert '"rule_id"' not in completed.stdout  # clean templates: no findings
     assert completed.stderr == ""
+
+
+def test_an_include_that_includes_itself_is_read_once(tmp_path: Path) -> None:
+    # GIVEN an included file that includes itself (twice): its own includes are not followed
+    loop = "{Name: AWS::Include, Parameters: {Location: ./worker/loop.yaml}}"
+    write(
+        tmp_path,
+        "worker/loop.yaml",
+        f"Timeout: 20\nTags:\n  a: {{'Fn::Transform': {loop}}}\n  b: {{'Fn::Transform': {loop}}}\n",
+    )
+    template = sam_pipeline("loop", function={"Fn::Transform": loop})
+    path = write(tmp_path, "template.yaml", template)
+    document = sam.include_local_files(
+        parsing.load_document(str(path), path.read_bytes()), str(path)
+    )
+    worker = document["Resources"]["Worker"]["Properties"]
+    assert worker["Timeout"] == 20
+    assert worker["Tags"]["a"] == {
+        "Fn::Transform": {"Name": "AWS::Include", "Parameters": {"Location": "./worker/loop.yaml"}}
+    }

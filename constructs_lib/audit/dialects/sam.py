@@ -63,6 +63,7 @@ PLACEHOLDER_TEMPLATE_URL = "https://placeholder-bucket.s3.amazonaws.com/placehol
 PLACEHOLDER_ALIAS = "live"
 PROBLEM_MAX_CHARS = 300
 INCLUDE = "AWS::Include"
+MAX_INCLUDES = 100  # distinct local files one template may include
 # The translator's loggers: what they print is for the SAM CLI's users, not the audit's.
 _TRANSLATOR_LOGGER = "samtranslator"
 
@@ -163,12 +164,18 @@ def include_local_files(
 ) -> dict[str, Any]:
     """``AWS::Include`` transforms of local files replaced by the files' content, as the SAM CLI
     does before the transform. A ``Location`` that is a URL, an absolute path, or a file that
-    cannot be read or parsed within ``limits`` stays as it is. The input is not changed."""
+    cannot be read or parsed within ``limits`` stays as it is. The input is not changed.
+
+    An included file is not searched for includes of its own (so no include can repeat itself),
+    and at most ``MAX_INCLUDES`` includes are read per template: a template cannot make its
+    expansion grow without bound."""
     folder = os.path.dirname(os.path.abspath(template_file))
     cache: dict[str, Any] = {}
 
     def content(location: Any) -> Any:
         if not isinstance(location, str) or "://" in location or os.path.isabs(location):
+            return _UNREAD
+        if len(cache) >= MAX_INCLUDES:
             return _UNREAD
         path = os.path.normpath(os.path.join(folder, location))
         if path not in cache:
@@ -194,9 +201,10 @@ def include_local_files(
             if included is not _UNREAD:
                 rest = {k: v for k, v in node.items() if k != "Fn::Transform"}
                 if not rest:
-                    return walk(copy.deepcopy(included), depth + 1)
+                    return copy.deepcopy(included)
                 if isinstance(included, dict):  # merged into the mapping that holds it
-                    return walk({**rest, **copy.deepcopy(included)}, depth + 1)
+                    merged = {key: walk(value, depth + 1) for key, value in rest.items()}
+                    return {**merged, **copy.deepcopy(included)}
         return {key: walk(value, depth + 1) for key, value in node.items()}
 
     result: dict[str, Any] = walk(document, 0)

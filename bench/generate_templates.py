@@ -10,7 +10,8 @@ must cause, derived from the rule catalog by hand:
 - single-template faults for every rule QR001-QR029 (several shapes for some);
 - cross-stack pairs: the DLQ in one stack, exported, imported (``Fn::ImportValue``) or named by
   a literal ARN from another stack, with faults that only the pair shows (QR002, QR003, QR005);
-- QR900: an import no template exports; QR901: truncated files;
+- QR900: an import no template exports; QR901: truncated files; QR903: a Serverless resource
+  without the SAM transform;
 - a fifth of the single templates are YAML with short-form tags (!Ref, !GetAtt, !Sub, ...).
 
 Templates go to ``OUT/templates/``; ``OUT/ground-truth.json`` lists every expected finding as
@@ -551,6 +552,23 @@ FAULTS: list[Fault] = [
             Metadata={"cdk_nag": {"rules_to_suppress": [{"id": "QR009", "reason": "n/a"}]}}
         ),
         frozenset({("QR902", "Source")}),
+    ),
+    Fault(
+        # a SAM partial: Serverless resources without the Transform line (info QR903)
+        "serverless-without-transform",
+        "sam",
+        False,
+        lambda t: t["Resources"].update(
+            Helper={
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "Runtime": "python3.12",
+                    "Handler": "index.handler",
+                    "InlineCode": "def handler(event, context):\n    return None\n",
+                },
+            }
+        ),
+        frozenset({("QR903", "")}),
     ),
     Fault(
         "recursive-loop-allowed",

@@ -86,6 +86,10 @@ MAX_POLLERS_DEFAULT: Final = 200
 # Each SQS event poller makes up to 10 concurrent invocations (Lambda guide, with-sqs, and
 # services-sqs-scaling; AWS News Blog 2025-11-14).
 INVOCATIONS_PER_POLLER: Final = 10
+# An on-demand SQS event source without ScalingConfig.MaximumConcurrency scales up to 1,250
+# concurrent invocations of its function (standard queues; older editions of the guide say
+# 1,000; a FIFO source scales to its active message groups). Lambda guide, services-sqs-scaling.
+SQS_ON_DEMAND_MAX_CONCURRENCY: Final = 1_250
 
 # Lambda's synchronous invocation payload; a mapping invokes early when a batch reaches it, so
 # large messages cut batches short of BatchSize. Lambda guide, quotas (6 MB) and with-sqs.

@@ -8,6 +8,7 @@ it are skipped, and the caller says so (a warning annotation, or an audit QR900 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from constructs_lib import limits
 from constructs_lib.errors import Problem
@@ -374,18 +375,45 @@ def concurrency_ceiling(max_concurrency: int | None, maximum_pollers: int | None
     return None
 
 
-def reserved_concurrency_problems(reserved: int | None, ceilings: dict[str, int]) -> list[Problem]:
-    """Reserved concurrency below the sum of the function's SQS sources' concurrency caps.
+def reserved_concurrency_problems(
+    reserved: int | None, ceilings: Mapping[str, int | None]
+) -> list[Problem]:
+    """Reserved concurrency below what the function's SQS sources may invoke at once.
 
-    ``ceilings`` maps each source (a name for the message) to its cap. Lambda guide,
-    services-sqs-scaling: reserved concurrency must be at least the total maximum concurrency
-    of the function's SQS sources, or Lambda throttles, and throttled receives count toward
-    maxReceiveCount, sending healthy messages to the DLQ.
+    ``ceilings`` maps each source (a name for the message) to its cap, or to None when nothing
+    caps it: an on-demand source without maximum concurrency scales up to
+    ``limits.SQS_ON_DEMAND_MAX_CONCURRENCY``, which is the case maximum concurrency was made
+    for. Lambda guide, services-sqs-scaling: reserved concurrency must be at least the total
+    maximum concurrency of the function's SQS sources, or Lambda throttles, and throttled
+    receives count toward maxReceiveCount, sending healthy messages to the DLQ.
     """
-    total = sum(ceilings.values())
-    if reserved is None or not ceilings or reserved >= total:
+    if reserved is None or not ceilings:
         return []
-    parts = " + ".join(f"{name} {cap}" for name, cap in sorted(ceilings.items()))
+    counted = {
+        name: limits.SQS_ON_DEMAND_MAX_CONCURRENCY if cap is None else cap
+        for name, cap in ceilings.items()
+    }
+    total = sum(counted.values())
+    if reserved >= total:
+        return []
+    parts = " + ".join(
+        f"{name} {counted[name]}"
+        if ceilings[name] is not None
+        else f"{name} up to {counted[name]} (no maximum concurrency)"
+        for name in sorted(counted)
+    )
+    uncapped = sorted(name for name, cap in ceilings.items() if cap is None)
+    if uncapped:
+        fix = (
+            f"set the maximum concurrency of {', '.join(uncapped)} (at least "
+            f"{limits.MAX_CONCURRENCY_MIN}) so that the sources' caps add up to at most the "
+            "reserved concurrency, or remove the reservation"
+        )
+    else:
+        fix = (
+            f"raise the function's reserved concurrency to at least {total}, or lower the "
+            "sources' maximum concurrency (or maximum pollers)"
+        )
     return [
         Problem(
             "reserved_concurrent_executions",
@@ -393,8 +421,7 @@ def reserved_concurrency_problems(reserved: int | None, ceilings: dict[str, int]
             f"is below the {total} concurrent invocations the function's SQS sources may make "
             f"({parts}); Lambda throttles the excess and throttled receives can move healthy "
             "messages to the dead-letter queue",
-            f"raise the function's reserved concurrency to at least {total}, or lower the "
-            "sources' maximum concurrency (or maximum pollers)",
+            fix,
             severity="warning",
         )
     ]

@@ -31,7 +31,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
-from constructs_lib import acknowledgments, limits, policy, producers, props
+from constructs_lib import acknowledgments, docstrings, limits, policy, producers, props
 from constructs_lib.alarms import (
     ALARM_NAME_MAX_LENGTH,
     RUNBOOK,
@@ -69,6 +69,7 @@ AUDIT_RULE_OF_WARNING = {
 _MAPPING_RULES = frozenset({"QR015", "QR019", "QR022"})
 
 
+@docstrings.signed
 class ResilientQueue(Construct):
     """An SQS queue built for Lambda consumers, with a dead-letter queue and alarms.
 
@@ -135,6 +136,7 @@ class ResilientQueue(Construct):
     :param removal_policy: for both queues. Default: CDK's (destroy).
     """
 
+    @docstrings.with_params(props.QUEUE)
     def __init__(
         self,
         scope: Construct,
@@ -157,6 +159,13 @@ class ResilientQueue(Construct):
         in_flight_alarm_threshold: int | None = None,
         removal_policy: RemovalPolicy | None = None,
     ) -> None:
+        """Build the source queue, its dead-letter queue, their policies and alarms in ``scope``
+        under ``construct_id``; add consumers with ``add_lambda_consumer``.
+
+        Every argument is checked before any value reaches CDK: a value of the wrong kind
+        raises ``TypeError``, a value out of range ``ConfigurationError`` listing every
+        problem at once.
+        """
         arguments = {
             "scope": scope,
             "construct_id": construct_id,
@@ -994,9 +1003,10 @@ class _FunctionChecks:
         """What QR017 and QR028 name: the function."""
         return [self.function]
 
-    def _ceilings(self) -> dict[str, int]:
-        """Each queue feeding the function, by physical name, with its concurrency cap."""
-        ceilings: dict[str, int] = {}
+    def _ceilings(self) -> dict[str, int | None]:
+        """Each queue feeding the function, by physical name, with its concurrency cap (None:
+        uncapped, so it scales up to Lambda's on-demand limit)."""
+        ceilings: dict[str, int | None] = {}
         for queue in self.queues:
             dead_letter_name = policy.dead_letter_queue_name(queue.queue_name, queue.fifo)
             for name, consumers in (
@@ -1004,11 +1014,14 @@ class _FunctionChecks:
                 (dead_letter_name, queue.dead_letter_consumers),
             ):
                 for consumer in consumers:
+                    if _underlying_function(consumer.function) is not self.function:
+                        continue
                     ceiling = consumer.settings.concurrency_ceiling
-                    if ceiling is not None and (
-                        _underlying_function(consumer.function) is self.function
-                    ):
-                        ceilings[name] = ceilings.get(name, 0) + ceiling
+                    known = ceilings.get(name, 0)
+                    if ceiling is None or known is None:
+                        ceilings[name] = None
+                    else:
+                        ceilings[name] = known + ceiling
         return ceilings
 
 

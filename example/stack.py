@@ -81,10 +81,13 @@ class PipelinesStack(Stack):
             max_batching_window=Duration.seconds(5),
             provisioned_pollers=(2, 5),
         )
+        # Each handler reserves 50 concurrent executions; an uncapped SQS source would scale to
+        # 1,250 and the throttled receives would push healthy messages to the DLQ.
         orders.add_dead_letter_consumer(
             self._function(
                 "RejectedOrdersHandler", "rejected_orders.handler", Duration.seconds(10), key
             ),
+            max_concurrency=50,
         )
         orders.add_dashboard()
 
@@ -101,6 +104,7 @@ class PipelinesStack(Stack):
         payments.add_lambda_consumer(
             self._function("PaymentsHandler", "payments.handler", Duration.seconds(20), key),
             batch_size=10,
+            max_concurrency=50,
         )
         payments.add_dashboard()
         redrive_operator = iam.Role(

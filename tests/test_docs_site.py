@@ -17,10 +17,10 @@ import yaml
 
 import constructs_lib
 from tests.conftest import REPO_ROOT
+from tests.docs_blocks import blocks
 
 DOCS = REPO_ROOT / "docs"
 EXAMPLES = sorted((DOCS / "examples").glob("*.py"))
-SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', flags=re.MULTILINE)
 
 
 def nav_pages(nav: list[Any]) -> list[str]:
@@ -94,24 +94,23 @@ def test_api_reference_documents_the_public_api(site: Path) -> None:
 
 
 def test_every_example_appears_in_a_page() -> None:
-    included = {
-        target for page in DOCS.glob("*.md") for target in SNIPPET.findall(page.read_text())
-    }
-    missing = {e.relative_to(REPO_ROOT).as_posix() for e in EXAMPLES} - included
+    shown = {block.path for page in DOCS.glob("*.md") for block in blocks(page.read_text())}
+    missing = {e.relative_to(REPO_ROOT).as_posix() for e in EXAMPLES} - shown
     assert missing == set()
 
 
 @pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
 def test_python_in_pages_comes_from_files(page: str, site: Path) -> None:
-    """Python blocks hold only a snippet line, and the built page shows that file line by line."""
+    """Every Python block is an example file's block, and the built page shows that file line
+    by line (the blocks' equality with the files: tests/test_docs_blocks.py)."""
     source = (DOCS / page).read_text()
-    blocks = re.findall(r"```python\n(.*?)```", source, flags=re.DOTALL)
+    python = re.findall(r"^```python\n", source, flags=re.MULTILINE)
+    examples = [block for block in blocks(source) if block.language == "python"]
+    assert len(examples) == len(python), f"{page}: a Python block without an example marker"
     shown = page_text(built_page(site, page))
-    for block in blocks:
-        targets = SNIPPET.findall(block)
-        assert len(targets) == 1 and block.strip() == f'--8<-- "{targets[0]}"', block
-        for line in (REPO_ROOT / targets[0]).read_text().splitlines():
-            assert line.strip() in shown, f"{page}: {targets[0]} line not shown: {line!r}"
+    for block in examples:
+        for line in (REPO_ROOT / block.path).read_text().splitlines():
+            assert line.strip() in shown, f"{page}: {block.path} line not shown: {line!r}"
 
 
 def synth_resources(example: str, outdir: Path) -> dict[str, dict[str, Any]]:

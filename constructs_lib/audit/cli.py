@@ -15,6 +15,7 @@ from constructs_lib.audit import (
     baseline,
     discovery,
     objects,
+    optional,
     parameters,
     report,
     safety,
@@ -216,10 +217,44 @@ def limits_from(args: argparse.Namespace) -> safety.ReadLimits:
     )
 
 
+# What every run reads with: YAML templates and suppressions files, SAM templates, s3:// URLs.
+AUDIT_MODULES = ("yaml", "samtranslator", "boto3")
+# What the Spark engine adds: the session (classic or Spark Connect) and the Arrow batches.
+SPARK_MODULES = ("pyspark", "pyarrow", "pandas")
+
+
+def missing_paths(paths: Iterable[str]) -> list[str]:
+    """The local paths given that name nothing at all (a dangling symbolic link is something:
+    it is reported as a file that is not a regular file)."""
+    return [p for p in paths if not objects.is_object_url(p) and not os.path.lexists(p)]
+
+
+def check_modules(args: argparse.Namespace) -> None:
+    """``optional.MissingExtra`` for the first module this run needs that is not installed,
+    before any file is read: one line naming the extra, not a finding per file."""
+    for module in AUDIT_MODULES:
+        optional.check(module, "queue-audit")
+    if args.engine == "spark" or args.master or args.remote:
+        for module in SPARK_MODULES:
+            optional.check(module, "the Spark engine (--engine spark, --master, --remote)")
+    if args.output_dir:
+        optional.check("pyarrow", "--output-dir (Parquet)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.engine == "local" and (args.master or args.remote):
         build_parser().error("--master and --remote choose a Spark engine: drop --engine local")
+    missing = missing_paths(args.paths)
+    if missing:
+        build_parser().error(
+            f"no such file or folder: {', '.join(missing)}; give template files, folders of "
+            "templates, a synthesized cdk.out or s3:// URLs"
+        )
+    try:
+        check_modules(args)
+    except optional.MissingExtra as error:
+        build_parser().error(str(error))
     try:
         overrides = overrides_from(args)
     except parameters.ParameterError as error:
@@ -239,12 +274,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except objects.ObjectStoreError as error:  # a wrong URL or no access: nothing was audited
         build_parser().error(str(error))
     if not files:
-        # Every path given was an empty folder (a missing file still counts, as QR901): most
-        # likely a wrong path or a cdk.out not synthesized yet, not a clean fleet.
+        # Every path given was an empty folder: most likely a wrong path or a cdk.out not
+        # synthesized yet, not a clean fleet.
         build_parser().error(
             f"no templates found in {', '.join(args.paths)}: give template files (JSON or "
             "YAML), folders that hold them, or a synthesized cdk.out"
         )
+    if choose_engine(args, len(files)) == "spark":
+        try:  # --engine auto chose Spark for a large fleet
+            for module in SPARK_MODULES:
+                optional.check(
+                    module,
+                    f"the Spark engine, which --engine auto chooses for {len(files):,} files "
+                    "(--engine local keeps them on this machine),",
+                )
+        except optional.MissingExtra as error:
+            build_parser().error(str(error))
     try:
         with _audit(args, files, overrides, accepts) as result:
             _write(report.stream(args.format, result, docs_url=args.docs_url), args.output)
@@ -336,7 +381,7 @@ def _audit(
             outputs.write_result(result, args.output_dir)
         yield result
         return
-    from pyspark.sql import SparkSession
+    SparkSession = optional.require("pyspark.sql", "the Spark engine").SparkSession
 
     from constructs_lib.audit import job
 

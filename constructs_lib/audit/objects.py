@@ -34,7 +34,7 @@ import os
 import threading
 from typing import Any
 
-from constructs_lib.audit import discovery
+from constructs_lib.audit import discovery, optional
 from constructs_lib.audit.reading import ReadError, over_cap
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
@@ -103,7 +103,7 @@ def _client() -> Any:
     global _cached
     with _lock:
         if _cached is None or _cached[0] != os.getpid():
-            import boto3  # type: ignore[import-untyped]
+            boto3 = optional.require("boto3", "reading s3:// URLs")
 
             _cached = (os.getpid(), boto3.session.Session().client("s3"))
         return _cached[1]
@@ -111,12 +111,8 @@ def _client() -> Any:
 
 def _botocore_errors() -> tuple[type[Exception], type[Exception]]:
     """(ClientError, BotoCoreError): every exception botocore raises is one of the two."""
-    from botocore.exceptions import (  # type: ignore[import-untyped]
-        BotoCoreError,
-        ClientError,
-    )
-
-    return ClientError, BotoCoreError
+    exceptions = optional.require("botocore.exceptions", "reading s3:// URLs")
+    return exceptions.ClientError, exceptions.BotoCoreError
 
 
 def _code(error: Exception) -> str:
@@ -183,10 +179,8 @@ def list_templates(url: str, page_size: int = 1000) -> list[tuple[str, str]]:
         ) from error
     try:
         client_error, botocore_error = _botocore_errors()
-    except ImportError as error:
-        raise ObjectStoreError(
-            f"cannot list {url}: boto3 is not installed; install constructs-lib[audit]"
-        ) from error
+    except optional.MissingExtra as error:
+        raise ObjectStoreError(f"cannot list {url}: {error}") from error
     try:
         client = _client()  # may fail too: an AWS_PROFILE that names no profile
         if key and not key.endswith("/"):
@@ -243,13 +237,11 @@ def read_object(url: str, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
     except ValueError as error:
         raise ReadError(f"cannot read the object: {error}") from None
     try:
-        import urllib3  # botocore's own HTTP layer; its errors may surface from a body's read
-
         client_error, botocore_error = _botocore_errors()
-    except ImportError as error:
-        raise ReadError(
-            "cannot read the object: boto3 is not installed; install constructs-lib[audit]"
-        ) from error
+    except optional.MissingExtra as error:
+        raise ReadError(f"cannot read the object: {error}") from error
+    import urllib3  # botocore's own HTTP layer (installed with it); its errors may surface
+
     failures = (client_error, botocore_error, urllib3.exceptions.HTTPError, OSError)
     try:
         response = _client().get_object(Bucket=bucket, Key=key)

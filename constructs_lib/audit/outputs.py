@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.audit import objects
+from constructs_lib.audit import objects, optional
 from constructs_lib.audit.model import Finding
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 # What each part write reports back to the driver.
 PART_SCHEMA_DDL = "path string, rows long"
+_PARQUET = "--output-dir (Parquet)"
 
 
 def run_id(now: datetime | None = None) -> str:
@@ -55,8 +56,8 @@ def _put(target: str, data: bytes) -> None:
 
 def write_part(batches: Iterable[Any], root: str, run: str) -> Iterator[Any]:
     """One partition of findings -> a Parquet part and a JSON Lines part of run ``run``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = optional.require("pyarrow", _PARQUET)
+    pq = optional.require("pyarrow.parquet", _PARQUET)
 
     received = [batch for batch in batches if batch.num_rows]
     if not received:
@@ -84,7 +85,7 @@ def write_summary(root: str, run: str, result: AuditResult) -> None:
 
 def write_result(result: AuditResult, base: str) -> str:
     """The same datasets from the local engine: its findings as one part, written here."""
-    import pyarrow as pa
+    pa = optional.require("pyarrow", _PARQUET)
 
     root, run = output_root(base), run_id()
     if result.findings:

@@ -17,7 +17,10 @@ import re
 import sys
 from typing import Any
 
+from constructs_lib.audit import optional
 from constructs_lib.audit.safety import DEFAULT_LIMITS, LimitExceeded, ReadLimits
+
+_YAML_PURPOSE = "reading YAML"
 
 
 class TemplateError(ValueError):
@@ -157,7 +160,7 @@ def check_yaml_events(text: str, limits: ReadLimits, yaml: Any, loader: Any) -> 
 
 
 def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
-    import yaml  # only YAML inputs need it
+    yaml = optional.require("yaml", _YAML_PURPOSE)  # only YAML inputs need it
 
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -176,7 +179,7 @@ def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
 @functools.cache
 def _loader(loader_base: Any) -> Any:
     """The loader class, built once per process (not once per file)."""
-    import yaml
+    yaml = optional.require("yaml", _YAML_PURPOSE)
 
     class Loader(loader_base):  # type: ignore[misc]
         """Safe YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub, ...)."""

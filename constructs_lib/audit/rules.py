@@ -38,6 +38,8 @@ from constructs_lib.errors import Problem
 
 UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"
+# AWS::Serverless resources in a template that does not declare the SAM transform (dialects/sam.py).
+MISSING_TRANSFORM_RULE = "QR903"
 
 
 @dataclass(frozen=True)
@@ -566,14 +568,14 @@ def _qr017(ctx: QueueContext) -> Iterator[Outcome]:
         reserved = _int(function, "ReservedConcurrentExecutions", None)
         if reserved is None:
             continue  # no reservation: the function shares the account's unreserved pool
-        ceilings: dict[str, int] = {}
+        # Each SQS source's cap; None for an uncapped one, which scales up to Lambda's
+        # on-demand limit: the classic case MaximumConcurrency was made for.
+        ceilings: dict[str, int | None] = {}
         for mapping in ctx.mappings_of(function.uid):
             if mapping.type != EVENT_SOURCE_MAPPING:
                 continue  # a pipe has no concurrency cap to count
-            ceiling = _concurrency_ceiling(mapping)
-            if ceiling is not None:
-                name = _name(mapping) if _name(mapping) not in ceilings else mapping.uid
-                ceilings[name] = ceiling
+            name = _name(mapping) if _name(mapping) not in ceilings else mapping.uid
+            ceilings[name] = _concurrency_ceiling(mapping)
         for problem in policy.reserved_concurrency_problems(reserved, ceilings):
             yield Hit(
                 function,
@@ -1075,6 +1077,13 @@ META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
         "{id, reason} naming a rule queue-audit reports, with a reason of at least "
         f"{suppressions.MIN_REASON_LENGTH} characters; renew an expired entry of a suppressions "
         "file, or fix the findings it accepted",
+    ),
+    (
+        MISSING_TRANSFORM_RULE,
+        "info",
+        "SAM resources without the SAM transform",
+        "add `Transform: AWS::Serverless-2016-10-31` to the template (CloudFormation rejects "
+        "AWS::Serverless resources without it), or audit the template that declares it",
     ),
 )
 

@@ -494,10 +494,11 @@ CASES: list[Case] = [
         "QR017",
         _second_source(20),
     ),
+    # An uncapped source scales to Lambda's on-demand 1,250: 30 < 20 + 1,250.
     Case(
-        "qr017-pass-uncapped-source-not-counted",
+        "qr017-uncapped-source-counts-as-the-on-demand-limit",
         _reserving_worker(30, 20),
-        frozenset(),
+        frozenset({("QR017", "Fn")}),
         "QR017",
         _second_source(None),
     ),

@@ -525,9 +525,49 @@ def test_consumers_through_an_alias_count_for_the_function(stack: cdk.Stack) -> 
     assert "is below the 20 concurrent" in message
 
 
-def test_uncapped_sources_are_not_counted(stack: cdk.Stack) -> None:
-    worker = reserved_function(stack, reserved=2)
+@pytest.mark.parametrize(
+    ("reserved", "warned"),
+    [
+        pytest.param(1_249, True, id="1249"),
+        pytest.param(1_250, False, id="1250"),
+        pytest.param(1_251, False, id="1251"),
+    ],
+)
+def test_an_uncapped_source_counts_as_lambdas_on_demand_limit(
+    stack: cdk.Stack, reserved: int, warned: bool
+) -> None:
+    # Lambda guide, services-sqs-scaling: an on-demand SQS source scales up to 1,250
+    # concurrent invocations; the construct and the audit warn alike below that.
+    worker = reserved_function(stack, reserved=reserved)
     paged(stack, "Orders", queue_name="orders").add_lambda_consumer(worker)
+
+    found = construct_warnings(stack, "reserved_concurrent_executions")
+    assert bool(found) is warned
+    assert ("QR017" in serious(audit(stack))) is warned
+    if warned:
+        [message] = found
+        assert "is below the 1250 concurrent invocations" in message
+        assert "(orders up to 1250 (no maximum concurrency))" in message
+        assert "set the maximum concurrency of orders (at least 2)" in message
+
+
+def test_a_small_reservation_fed_by_an_uncapped_queue_warns_on_both_sides(
+    stack: cdk.Stack,
+) -> None:
+    # The classic case maximum concurrency was made for: throttled receives push healthy
+    # messages to the DLQ.
+    worker = reserved_function(stack, reserved=5)
+    orders = paged(stack, "Orders", queue_name="orders")
+    orders.add_lambda_consumer(worker)
+
+    [message] = construct_warnings(stack, "reserved_concurrent_executions")
+    assert "reserved_concurrent_executions=5: is below the 1250 concurrent" in message
+    assert "QR017" in serious(audit(stack))
+
+
+def test_capping_the_source_at_the_reservation_clears_the_warning(stack: cdk.Stack) -> None:
+    worker = reserved_function(stack, reserved=5)
+    paged(stack, "Orders", queue_name="orders").add_lambda_consumer(worker, max_concurrency=5)
 
     assert construct_warnings(stack, "reserved_concurrent_executions") == []
     assert "QR017" not in serious(audit(stack))

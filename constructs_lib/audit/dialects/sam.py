@@ -16,7 +16,21 @@ The translator runs offline and needs no AWS credentials or configuration:
 - local artifact paths (``CodeUri``, ``ContentUri``, ``DefinitionUri``, ...) become placeholder
   S3 URIs, and Serverless Application Repository locations a placeholder template URL, so it
   never asks S3 or the Serverless Application Repository for anything; the client it would use
-  for the latter refuses to be built.
+  for the latter refuses to be built;
+- its log lines (``Feature '...' not available in Feature Toggle Config.``, once per template)
+  stay in the process: the command's stderr carries only its own progress and errors.
+
+Templates are prepared as the SAM CLI prepares them before the transform (``sam build`` and
+``sam deploy`` accept what the translator alone rejects):
+
+- a function with neither ``CodeUri`` nor ``InlineCode`` (nor an image) gets a placeholder code
+  location: the CLI defaults ``CodeUri`` to the template's folder at build time;
+- ``Fn::Transform: {Name: AWS::Include, Parameters: {Location: <relative path>}}`` is replaced by
+  the file it names when that file is readable next to a local template (within the same size,
+  depth and YAML limits as templates); an include that cannot be read is left for the translator;
+- a template with ``AWS::Serverless::*`` resources but no ``Transform`` (a partial, a test
+  template) is expanded as if it declared ``AWS::Serverless-2016-10-31``, with a QR903 (info)
+  saying that CloudFormation would reject it as written.
 
 Findings keep the ids the author wrote: the translator keeps the ids of queues and functions, and
 ``origins`` maps what it generates (``<Function><Event>``) back to ``Function.Event``. A template
@@ -27,14 +41,17 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from constructs_lib.audit import rules
+from constructs_lib.audit import objects, optional, parsing, reading, rules
 from constructs_lib.audit.dialects import cloudformation
 from constructs_lib.audit.model import NoteRow, ParsedTemplate
 from constructs_lib.audit.parameters import PSEUDO_PARAMETERS
+from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 TRANSFORM = "AWS::Serverless-2016-10-31"
 SERVERLESS_PREFIX = "AWS::Serverless::"
@@ -45,6 +62,10 @@ PLACEHOLDER_IMAGE_URI = "123456789012.dkr.ecr.us-east-1.amazonaws.com/placeholde
 PLACEHOLDER_TEMPLATE_URL = "https://placeholder-bucket.s3.amazonaws.com/placeholder.template"
 PLACEHOLDER_ALIAS = "live"
 PROBLEM_MAX_CHARS = 300
+INCLUDE = "AWS::Include"
+MAX_INCLUDES = 100  # distinct local files one template may include
+# The translator's loggers: what they print is for the SAM CLI's users, not the audit's.
+_TRANSLATOR_LOGGER = "samtranslator"
 
 # Properties that name a local artifact before `sam package`, by SAM resource type.
 _ARTIFACT_PROPERTIES: dict[str, tuple[str, ...]] = {
@@ -72,10 +93,30 @@ class _Region:
     region_name = REGION
 
 
-def is_sam(document: Mapping[str, Any]) -> bool:
+def declares_transform(document: Mapping[str, Any]) -> bool:
+    """Whether the template names the SAM transform (alone or in a list of transforms)."""
     transform = document.get("Transform")
     transforms = transform if isinstance(transform, list) else [transform]
     return TRANSFORM in transforms
+
+
+def is_sam(document: Mapping[str, Any]) -> bool:
+    """Whether the template is expanded with the translator: it names the SAM transform, or it
+    has ``AWS::Serverless::*`` resources without it (``missing_transform_note`` says so)."""
+    return declares_transform(document) or bool(_serverless(document))
+
+
+def missing_transform_note(file: str, stack: str) -> NoteRow:
+    return NoteRow(
+        file,
+        stack,
+        "",
+        "",
+        rules.MISSING_TRANSFORM_RULE,
+        "the template has AWS::Serverless resources but no Transform: "
+        f"{TRANSFORM}; CloudFormation rejects it as written, and the audit judged it as if "
+        "it declared the transform",
+    )
 
 
 def default_parameter_values(
@@ -100,14 +141,77 @@ def extract(
     document: dict[str, Any],
     overrides: Mapping[str, str] | None = None,
 ) -> ParsedTemplate:
-    """A SAM template's rows: its expansion's, plus a QR900 note if it could not be expanded."""
+    """A SAM template's rows: its expansion's, plus a QR900 note if it could not be expanded and
+    a QR903 note if it does not declare the transform."""
+    declared = declares_transform(document)
+    if not declared:
+        document = {**document, "Transform": TRANSFORM}
+    if not objects.is_object_url(file):
+        document = include_local_files(document, file)
     expansion = expand(document, default_parameter_values(document, overrides))
     parsed = cloudformation.extract(
         file, stack, expansion.document, origins=expansion.origins, overrides=overrides
     )
+    if not declared:
+        parsed.notes.append(missing_transform_note(file, stack))
     if expansion.problem is not None:
         parsed.notes.append(NoteRow(file, stack, "", "", rules.UNRESOLVED_RULE, expansion.problem))
     return parsed
+
+
+def include_local_files(
+    document: dict[str, Any], template_file: str, limits: ReadLimits = DEFAULT_LIMITS
+) -> dict[str, Any]:
+    """``AWS::Include`` transforms of local files replaced by the files' content, as the SAM CLI
+    does before the transform. A ``Location`` that is a URL, an absolute path, or a file that
+    cannot be read or parsed within ``limits`` stays as it is. The input is not changed.
+
+    An included file is not searched for includes of its own (so no include can repeat itself),
+    and at most ``MAX_INCLUDES`` includes are read per template: a template cannot make its
+    expansion grow without bound."""
+    folder = os.path.dirname(os.path.abspath(template_file))
+    cache: dict[str, Any] = {}
+
+    def content(location: Any) -> Any:
+        if not isinstance(location, str) or "://" in location or os.path.isabs(location):
+            return _UNREAD
+        if len(cache) >= MAX_INCLUDES:
+            return _UNREAD
+        path = os.path.normpath(os.path.join(folder, location))
+        if path not in cache:
+            try:
+                data = reading.read_bytes(path, limits)
+                cache[path] = parsing.load_data(path, data, limits)
+            except (reading.ReadError, parsing.TemplateError, optional.MissingExtra):
+                cache[path] = _UNREAD
+        return cache[path]
+
+    def walk(node: Any, depth: int) -> Any:
+        if depth > limits.max_depth:
+            return node
+        if isinstance(node, list):
+            return [walk(item, depth + 1) for item in node]
+        if not isinstance(node, dict):
+            return node
+        transform = node.get("Fn::Transform")
+        if isinstance(transform, dict) and transform.get("Name") == INCLUDE:
+            parameters = transform.get("Parameters")
+            location = parameters.get("Location") if isinstance(parameters, dict) else None
+            included = content(location)
+            if included is not _UNREAD:
+                rest = {k: v for k, v in node.items() if k != "Fn::Transform"}
+                if not rest:
+                    return copy.deepcopy(included)
+                if isinstance(included, dict):  # merged into the mapping that holds it
+                    merged = {key: walk(value, depth + 1) for key, value in rest.items()}
+                    return {**merged, **copy.deepcopy(included)}
+        return {key: walk(value, depth + 1) for key, value in node.items()}
+
+    result: dict[str, Any] = walk(document, 0)
+    return result
+
+
+_UNREAD = object()
 
 
 def expand(document: Mapping[str, Any], parameter_values: Mapping[str, Any]) -> Expansion:
@@ -129,6 +233,8 @@ def expand(document: Mapping[str, Any], parameter_values: Mapping[str, Any]) -> 
 
 def _translate(sam_template: dict[str, Any], parameter_values: dict[str, Any]) -> dict[str, Any]:
     # Imported here: only SAM templates pay for it, and the in-app plugin does not need it.
+    optional.require("samtranslator", "expanding SAM templates")
+    _quiet_translator()
     from samtranslator.metrics.metrics import DummyMetricsPublisher, Metrics  # type: ignore[import-untyped]
     from samtranslator.parser.parser import Parser  # type: ignore[import-untyped]
     from samtranslator.plugins.application.serverless_app_plugin import ServerlessAppPlugin  # type: ignore[import-untyped]
@@ -154,6 +260,16 @@ def _translate(sam_template: dict[str, Any], parameter_values: dict[str, Any]) -
     finally:
         metrics.publish()  # to the dummy publisher: nothing leaves the process
     return result
+
+
+@functools.cache
+def _quiet_translator() -> None:
+    """The translator logs through ``logging`` without configuring it, so Python's last-resort
+    handler prints its warnings on stderr (a feature-toggle line per template). Its records go
+    to a handler that drops them instead; its errors reach the audit as exceptions."""
+    logger = logging.getLogger(_TRANSLATOR_LOGGER)
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
 
 
 def _reuse_policy_templates(translator_module: Any) -> None:
@@ -190,6 +306,7 @@ def _offline(sam_template: dict[str, Any], parameter_values: dict[str, Any]) -> 
             _placeholder_uri(properties, name)
         if kind == FUNCTION:
             _alias_parameter(properties, parameter_values)
+            _default_code_uri(properties, function_globals)
             if properties.get("PackageType") == "Image":
                 properties.pop("CodeUri", None)
                 if not isinstance(properties.get("ImageUri"), str):
@@ -200,6 +317,18 @@ def _offline(sam_template: dict[str, Any], parameter_values: dict[str, Any]) -> 
             properties.get("Location"), dict
         ):
             properties["Location"] = PLACEHOLDER_TEMPLATE_URL
+
+
+def _default_code_uri(properties: dict[str, Any], function_globals: Any) -> None:
+    """A zip function without code: the SAM CLI builds the template's folder (``CodeUri``
+    defaults to ``.``); the translator alone rejects it."""
+    own = ("CodeUri", "InlineCode", "ImageUri")
+    inherited = function_globals if isinstance(function_globals, dict) else {}
+    if any(name in properties or name in inherited for name in own):
+        return
+    if properties.get("PackageType", inherited.get("PackageType")) == "Image":
+        return
+    properties["CodeUri"] = PLACEHOLDER_S3_URI
 
 
 def _placeholder_uri(properties: dict[str, Any], name: str) -> None:
@@ -222,9 +351,9 @@ def _alias_parameter(properties: dict[str, Any], parameter_values: dict[str, Any
 
 def _problem(error: Exception, origins: Mapping[str, str]) -> str:
     if isinstance(error, ImportError):
+        missing = optional.MissingExtra("samtranslator", "expanding SAM templates")
         return (
-            "SAM template not expanded, so its AWS::Serverless resources are not judged: "
-            'aws-sam-translator is not installed (pip install "constructs-lib[audit]")'
+            f"SAM template not expanded, so its AWS::Serverless resources are not judged: {missing}"
         )
     causes = getattr(error, "causes", None)
     if causes:

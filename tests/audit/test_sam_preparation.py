@@ -97,6 +97,24 @@ def test_include_that_cannot_be_read_is_left_to_the_translator(
     assert ("QR007", ORDERS) not in found
 
 
+@pytest.mark.parametrize("through", ["dot-dot", "link"])
+def test_include_outside_the_template_folder_is_not_read(tmp_path: Path, through: str) -> None:
+    # GIVEN a readable file outside the template's folder, named by ../ or reached by a link
+    write(tmp_path, "outside/timeout.yaml", "Timeout: 20\n")
+    location = "../outside/timeout.yaml"
+    if through == "link":
+        (tmp_path / "app").mkdir()
+        (tmp_path / "app" / "worker").symlink_to(tmp_path / "outside")
+        location = "./worker/timeout.yaml"
+    template = sam_pipeline(
+        "include",
+        function={"Fn::Transform": f"{{Name: AWS::Include, Parameters: {{Location: {location}}}}}"},
+    )
+    path = write(tmp_path, "app/template.yaml", template)
+    # THEN the file is not pulled in: its timeout would have made a QR007
+    assert ("QR007", ORDERS) not in findings(path)
+
+
 def test_missing_transform_is_expanded_with_an_info_finding(tmp_path: Path) -> None:
     # GIVEN a SAM partial without the Transform line
     template = sam_pipeline("partial", function=SLOW_WORKER)

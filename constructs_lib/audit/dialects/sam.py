@@ -26,8 +26,9 @@ Templates are prepared as the SAM CLI prepares them before the transform (``sam 
 - a function with neither ``CodeUri`` nor ``InlineCode`` (nor an image) gets a placeholder code
   location: the CLI defaults ``CodeUri`` to the template's folder at build time;
 - ``Fn::Transform: {Name: AWS::Include, Parameters: {Location: <relative path>}}`` is replaced by
-  the file it names when that file is readable next to a local template (within the same size,
-  depth and YAML limits as templates); an include that cannot be read is left for the translator;
+  the file it names when that file is readable in a local template's folder or below it (within
+  the same size, depth and YAML limits as templates; never a file outside that folder, through
+  ``..`` or a link); an include that cannot be read is left for the translator;
 - a template with ``AWS::Serverless::*`` resources but no ``Transform`` (a partial, a test
   template) is expanded as if it declared ``AWS::Serverless-2016-10-31``, with a QR903 (info)
   saying that CloudFormation would reject it as written.
@@ -169,7 +170,7 @@ def include_local_files(
     An included file is not searched for includes of its own (so no include can repeat itself),
     and at most ``MAX_INCLUDES`` includes are read per template: a template cannot make its
     expansion grow without bound."""
-    folder = os.path.dirname(os.path.abspath(template_file))
+    folder = os.path.dirname(os.path.realpath(template_file))
     cache: dict[str, Any] = {}
 
     def content(location: Any) -> Any:
@@ -177,7 +178,11 @@ def include_local_files(
             return _UNREAD
         if len(cache) >= MAX_INCLUDES:
             return _UNREAD
-        path = os.path.normpath(os.path.join(folder, location))
+        path = os.path.realpath(os.path.join(folder, location))
+        if os.path.commonpath([folder, path]) != folder:
+            # A template from someone else's repository names no file outside its own folder
+            # (``../../.aws/credentials``, or a link pointing out): it is left to the translator.
+            return _UNREAD
         if path not in cache:
             try:
                 data = reading.read_bytes(path, limits)

@@ -641,7 +641,7 @@ table.rules tr.sev-warning{border-left-color:#f2b600}
 table.rules tr.sev-info{border-left-color:#1d5fa8}
 table.rules .rule-title{color:#444}
 svg.bar{vertical-align:-.05em}
-.lead{margin:.3rem 0}
+.lead{margin:.3rem 0;overflow-wrap:anywhere}
 .hint{color:#444;margin:.2rem 0 .5rem}
 #findings>details,.fold>details{background:#fff;padding:.2rem .8rem;margin:.35rem 0;
 content-visibility:auto;contain-intrinsic-size:auto 3rem}
@@ -657,7 +657,7 @@ white-space:nowrap}
 .finding.sev-error>b{background:#b3261e;color:#fff}
 .finding.sev-warning>b{background:#f2b600;color:#1f1f1f}
 .finding.sev-info>b{background:#1d5fa8;color:#fff}
-.finding{border:1px solid #d6d6d6;border-left:6px solid #888;border-radius:4px;
+.finding{overflow-wrap:anywhere;border:1px solid #d6d6d6;border-left:6px solid #888;border-radius:4px;
 padding:.4rem .8rem;margin:.3rem 0}
 .finding.sev-error{border-left-color:#b3261e}
 .finding.sev-warning{border-left-color:#f2b600}
@@ -790,7 +790,7 @@ def _html_grouped(
         else:
             name = html.escape(stack) if stack else html.escape(_HTML_NO_STACK)
             heading = f"Stack <code>{name}</code>"
-        file = f'<br><code class="file">{html.escape(template)}</code>' if template else ""
+        file = f' <br><code class="file">{html.escape(template)}</code>' if template else ""
         number = (anchors or {}).get((template, stack))
         anchor = f' id="stack-{number}"' if number else ""
         parts.append(
@@ -888,7 +888,7 @@ def _html_fleet(
             f'<td class="num">{stack.by_severity.get(s, 0):,}</td>' for s in _HTML_SEVERITIES
         )
         stack_rows.append(
-            f'<tr><td class="name">{link}<br><code>{html.escape(stack.template)}</code></td>'
+            f'<tr><td class="name">{link} <br><code>{html.escape(stack.template)}</code></td>'
             f'{counts}<td class="num">{stack.queues:,}</td>'
             f"<td>{html.escape(' '.join(stack.rules))}</td></tr>"
         )

@@ -1,5 +1,7 @@
-"""Audit results -> JSON, SARIF 2.1.0, GitLab Code Quality, Markdown, HTML (inline SVG chart) and
-a terminal table."""
+"""Audit results -> JSON, SARIF 2.1.0, GitLab Code Quality, Markdown, HTML and a terminal table.
+
+The human formats (table, Markdown, HTML) lead with the fleet view (``fleet.py``), counted in the
+same pass over the findings that picks the ones they list."""
 
 from __future__ import annotations
 
@@ -430,9 +432,16 @@ def _worst_title(view: fleet.Fleet) -> str:
     )
 
 
+def _text_fleet_shown(view: fleet.Fleet) -> bool:
+    """Whether the table and Markdown lead with the fleet view: when the findings to act on
+    span more than one stack. For one stack (a pre-commit hook's few files, one app's pull
+    request) the list that follows says it all."""
+    return view.stacks > 1
+
+
 def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
     """The fleet view in Markdown: what leads the report."""
-    if view.empty:
+    if not _text_fleet_shown(view):
         return []
     titles = _rule_titles()
     lines = ["### Fleet", "", _fleet_lead(summary, view), _fleet_best(view, titles), ""]
@@ -481,7 +490,7 @@ def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: i
 
 def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
     """The fleet view for a terminal: what leads the table format."""
-    if view.empty:
+    if not _text_fleet_shown(view):
         return []
     titles = _rule_titles()
     rule_rows = []

@@ -542,3 +542,19 @@ def test_survey_keeps_only_the_worst_stacks(keep: int, expected: list[str]) -> N
 )  # fmt: skip
 def test_share_of_the_fleet(part: int, whole: int, expected: str) -> None:
     assert report.fleet.share(part, whole) == expected
+
+
+@pytest.mark.parametrize(
+    ("stacks", "shown"),
+    [(0, False), (1, False), (2, True)],
+    ids=["none", "one-stack", "two-stacks"],
+)
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_text_formats_lead_with_the_fleet_view_for_more_than_one_stack(
+    fmt: str, stacks: int, shown: bool
+) -> None:
+    # a pre-commit hook's or one app's findings: the list alone; a fleet's: the fleet view first
+    findings = [_q("QR009", f"s{i}.json", "Q") for i in range(stacks)]
+    text = report.RENDERERS[fmt](AuditResult(findings, [], queues=2))
+    assert (("FLEET: " if fmt == "table" else "### Fleet") in text) == shown
+    assert ("No in-flight alarm on the source queue" in text) == shown  # the rule's title

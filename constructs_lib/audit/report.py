@@ -1,17 +1,18 @@
-"""Audit results -> JSON, SARIF 2.1.0, GitLab Code Quality, Markdown, HTML (inline SVG chart) and
-a terminal table."""
+"""Audit results -> JSON, SARIF 2.1.0, GitLab Code Quality, Markdown, HTML and a terminal table.
+
+The human formats (table, Markdown, HTML) lead with the fleet view (``fleet.py``), counted in the
+same pass over the findings that picks the ones they list."""
 
 from __future__ import annotations
 
 import hashlib
 import html
-import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from constructs_lib.audit import rules, templates
+from constructs_lib.audit import fleet, rules, templates
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 
@@ -48,10 +49,19 @@ def _ordered(result: AuditResult) -> Iterable[Finding]:
     )
 
 
-def _listed(result: AuditResult) -> tuple[list[Finding], int]:
-    """(the findings a human format lists, how many more there are)."""
-    listed = list(itertools.islice(_ordered(result), REPORT_ROWS))
-    return listed, len(result.findings) - len(listed)
+def _listed(result: AuditResult) -> tuple[list[Finding], int, fleet.Fleet]:
+    """(the findings a human format lists, how many more there are, the fleet view), from one
+    pass over the findings: a streamed run's are not read twice, and only the listed ones are
+    held."""
+    survey = fleet.Survey()
+    listed: list[Finding] = []
+    total = 0
+    for finding in _ordered(result):
+        survey.add(finding)
+        if total < REPORT_ROWS:
+            listed.append(finding)
+        total += 1
+    return listed, total - len(listed), survey.result()
 
 
 def _more(count: int) -> str:
@@ -321,6 +331,197 @@ def _with_state(findings: list[Finding]) -> bool:
     return any(f.state != "open" for f in findings)
 
 
+def _rule_titles() -> dict[str, str]:
+    return {rule_id: title for rule_id, _, title, _ in rules.describe_rules()}
+
+
+def _fleet_lead(summary: Mapping[str, Any], view: fleet.Fleet) -> str:
+    """One sentence: how much of the fleet has something to act on."""
+    return (
+        f"{view.queues:,} of {summary['queues']:,} queues "
+        f"({fleet.share(view.queues, summary['queues'])}) in {view.stacks:,} "
+        f"{'stack' if view.stacks == 1 else 'stacks'} have findings to act on."
+    )
+
+
+def _fleet_best(view: fleet.Fleet, titles: Mapping[str, str]) -> str:
+    """One sentence: the rule whose fix clears the most findings, and what it leaves clean."""
+    best = view.best
+    if best is None:
+        return ""
+    title = titles.get(best.rule_id, "")
+    named = f"{best.rule_id} ({title})" if title else best.rule_id
+    clean = _cleared(best)
+    return (
+        f"One fix clears the most: {named}, {best.findings:,} of the {view.findings:,} "
+        f"findings ({fleet.share(best.findings, view.findings)}) in {best.stacks:,} "
+        f"{'stack' if best.stacks == 1 else 'stacks'}"
+        + (f"; it alone leaves {clean} with nothing to act on." if clean != "-" else ".")
+    )
+
+
+def _cleared(tally: fleet.RuleTally) -> str:
+    """``3 queues, 2 stacks``: what fixing the rule alone leaves clean; ``-`` for nothing."""
+    parts = []
+    if tally.queues_cleared:
+        parts.append(
+            f"{tally.queues_cleared:,} {'queue' if tally.queues_cleared == 1 else 'queues'}"
+        )
+    if tally.stacks_cleared:
+        parts.append(
+            f"{tally.stacks_cleared:,} {'stack' if tally.stacks_cleared == 1 else 'stacks'}"
+        )
+    return ", ".join(parts) or "-"
+
+
+def _queues_cell(tally: fleet.RuleTally) -> str:
+    return f"{tally.queues:,}" if tally.queues else "-"
+
+
+_FLEET_RULE_HEADER = (
+    "Rule",
+    "Severity",
+    "Queues affected",
+    "Share of queues",
+    "Stacks",
+    "Findings",
+    "Fixing it alone leaves clean",
+)
+_FLEET_STACK_HEADER = ("Stack", "Template", "Errors", "Warnings", "Info", "Queues", "Rules")
+
+
+def _fleet_rule_cells(
+    tally: fleet.RuleTally, queues: int, titles: Mapping[str, str]
+) -> tuple[str, ...]:
+    title = titles.get(tally.rule_id, "")
+    return (
+        f"{tally.rule_id} {title}" if title else tally.rule_id,
+        tally.severity,
+        _queues_cell(tally),
+        fleet.share(tally.queues, queues) if tally.queues else "-",
+        f"{tally.stacks:,}",
+        f"{tally.findings:,}",
+        _cleared(tally),
+    )
+
+
+def _stack_name(stack: fleet.StackTally) -> str:
+    if stack.rules == (rules.UNPARSEABLE_RULE,):
+        return "(could not be read)"
+    return stack.stack or "(no stack name)"
+
+
+def _fleet_stack_cells(stack: fleet.StackTally) -> tuple[str, ...]:
+    return (
+        _stack_name(stack),
+        stack.template,
+        f"{stack.by_severity.get('error', 0):,}",
+        f"{stack.by_severity.get('warning', 0):,}",
+        f"{stack.by_severity.get('info', 0):,}",
+        f"{stack.queues:,}",
+        " ".join(stack.rules),
+    )
+
+
+def _worst_title(view: fleet.Fleet) -> str:
+    shown = len(view.worst)
+    return (
+        f"Worst stacks ({shown:,} of {view.stacks:,})"
+        if view.stacks > shown
+        else f"Worst stacks ({shown:,})"
+    )
+
+
+def _text_fleet_shown(view: fleet.Fleet) -> bool:
+    """Whether the table and Markdown lead with the fleet view: when the findings to act on
+    span more than one stack. For one stack (a pre-commit hook's few files, one app's pull
+    request) the list that follows says it all."""
+    return view.stacks > 1
+
+
+def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
+    """The fleet view in Markdown: what leads the report."""
+    if not _text_fleet_shown(view):
+        return []
+    titles = _rule_titles()
+    lines = ["### Fleet", "", _fleet_lead(summary, view), _fleet_best(view, titles), ""]
+    lines += [
+        "| " + " | ".join(_FLEET_RULE_HEADER) + " |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    lines += [
+        "| " + " | ".join(_md(c) for c in _fleet_rule_cells(t, summary["queues"], titles)) + " |"
+        for t in view.rules
+    ]
+    lines += [
+        "",
+        f"{_worst_title(view)}:",
+        "",
+        "| " + " | ".join(_FLEET_STACK_HEADER) + " |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for stack in view.worst:
+        cells = _fleet_stack_cells(stack)
+        lines.append(
+            f"| {_md(cells[0])} | `{_md(cells[1])}` | "
+            + " | ".join(_md(c) for c in cells[2:])
+            + " |"
+        )
+    return [*lines, "", "### Findings", ""]
+
+
+def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int) -> list[str]:
+    """A terminal table: columns padded to their widest cell (at most 60 characters, a longer
+    one cut with ``~``), the columns from ``right`` on aligned right, except the last."""
+    widths = [
+        min(max([len(header[i])] + [len(r[i]) for r in rows]), 60) for i in range(len(header) - 1)
+    ]
+
+    def line(cells: tuple[str, ...]) -> str:
+        out = []
+        for i, (cell, width) in enumerate(zip(cells[:-1], widths, strict=True)):
+            if len(cell) > width:
+                cell = cell[: width - 1] + "~"
+            out.append(cell.rjust(width) if i >= right else cell.ljust(width))
+        return "  ".join([*out, cells[-1]]).rstrip()
+
+    return [line(header)] + [line(r) for r in rows]
+
+
+def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
+    """The fleet view for a terminal: what leads the table format."""
+    if not _text_fleet_shown(view):
+        return []
+    titles = _rule_titles()
+    rule_rows = []
+    for tally in view.rules:
+        cells = _fleet_rule_cells(tally, summary["queues"], titles)
+        # the rule's title last, where a long one can run on
+        rule_rows.append((tally.rule_id, *cells[1:], titles.get(tally.rule_id, "")))
+    rule_header = (
+        "RULE",
+        "SEVERITY",
+        "QUEUES",
+        "SHARE",
+        "STACKS",
+        "FINDINGS",
+        "ALONE CLEARS",
+        "TITLE",
+    )
+    stack_rows = [_fleet_stack_cells(stack) for stack in view.worst]
+    stack_header = ("STACK", "TEMPLATE", "ERRORS", "WARNINGS", "INFO", "QUEUES", "RULES")
+    return [
+        f"FLEET: {_fleet_lead(summary, view)}",
+        _fleet_best(view, titles),
+        "",
+        *_text_columns(rule_header, rule_rows, right=2),
+        "",
+        f"{_worst_title(view).upper()}:",
+        *_text_columns(stack_header, stack_rows, right=2),
+        "",
+    ]
+
+
 def render_markdown(result: AuditResult) -> str:
     summary = summarize(result)
     severity = summary["by_severity"]
@@ -335,7 +536,8 @@ def render_markdown(result: AuditResult) -> str:
         f"{summary['files_unparseable']} unparseable.",
         "",
     ]
-    findings, more = _listed(result)
+    findings, more, view = _listed(result)
+    lines += _markdown_fleet(summary, view)
     if not findings and not result.fixed:
         lines.append("No findings.")
         return "\n".join(lines) + "\n"
@@ -363,7 +565,7 @@ def render_markdown(result: AuditResult) -> str:
 
 
 def render_table(result: AuditResult) -> str:
-    findings, more = _listed(result)
+    findings, more, view = _listed(result)
     state = _with_state(findings)
     header = ("SEVERITY", "RULE", *(("STATE",) if state else ()), "TEMPLATE", "RESOURCE", "MESSAGE")
     rows = [
@@ -382,7 +584,7 @@ def render_table(result: AuditResult) -> str:
         return "  ".join([*fixed, cells[-1]]).rstrip()
 
     summary = summarize(result)
-    out = [line(header)] + [line(r) for r in rows]
+    out = [*_text_fleet(summary, view), line(header)] + [line(r) for r in rows]
     if more:
         out.append(_more(more))
     out.append("")
@@ -416,7 +618,7 @@ main{max-width:72rem;margin:0 auto;padding:1.2rem 2rem 4rem}
 h1{font-size:1.6rem;margin:0 0 .4rem}
 h2{font-size:1.3rem;margin:2rem 0 .6rem;border-bottom:2px solid #d0d0d0;padding-bottom:.2rem}
 h3{font-size:1.1rem;margin:1.4rem 0 .3rem}
-h4{font-size:1rem;margin:.8rem 0 .2rem;color:#333}
+h4{font-size:1rem;margin:.8rem 0 .2rem;color:#333;overflow-wrap:anywhere}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em;overflow-wrap:anywhere}
 a{color:#0b4f9c}
 .verdict{font-size:1.15rem;font-weight:600;padding:.6rem 1rem;border-radius:6px;margin:.4rem 0 .8rem;
@@ -437,11 +639,34 @@ padding:.05rem .45rem;border-radius:4px;text-transform:uppercase;vertical-align:
 .badge.sev-warning{background:#f2b600;color:#1f1f1f}
 .badge.sev-info{background:#1d5fa8;color:#fff}
 .badge.state{background:#e4e4e4;color:#1f1f1f;font-weight:600}
-nav ul{display:grid;grid-template-columns:repeat(auto-fill,minmax(22rem,1fr));gap:.2rem 2rem;
-padding-left:1.2rem;margin:.3rem 0}
+table{border-collapse:collapse;width:100%;margin:.3rem 0 1rem}
+th,td{text-align:left;vertical-align:top;padding:.25rem .5rem;border-bottom:1px solid #e0e0e0;
+overflow-wrap:anywhere}
+th{font-size:.85rem;color:#333;border-bottom:2px solid #c8c8c8}
+.num{text-align:right;white-space:nowrap}
+table.rules tbody tr{border-left:6px solid #888}
+table.rules tr.sev-error{border-left-color:#b3261e}
+table.rules tr.sev-warning{border-left-color:#f2b600}
+table.rules tr.sev-info{border-left-color:#1d5fa8}
+table.rules .rule-title{color:#444}
+svg.bar{vertical-align:-.05em}
+.lead{margin:.3rem 0;overflow-wrap:anywhere}
+.hint{color:#444;margin:.2rem 0 .5rem}
+#findings>details,.fold>details{background:#fff;padding:.2rem .8rem;margin:.35rem 0;
+content-visibility:auto;contain-intrinsic-size:auto 3rem}
+summary .file{color:#444;font-weight:400;font-size:.85rem}
+.badge{white-space:nowrap;overflow-wrap:normal}
+td.share{white-space:nowrap}
 .tally{color:#444;font-size:.9rem;font-weight:400}
-ol.findings{list-style:none;padding:0;margin:0}
-.finding{border:1px solid #d6d6d6;border-left:6px solid #888;border-radius:4px;
+details ol{list-style:none;padding:0;margin:0}
+details small{color:#444;font-size:.9rem;font-weight:400}
+.finding>b{display:inline-block;font-size:.75rem;font-weight:700;letter-spacing:.04em;
+padding:.05rem .45rem;border-radius:4px;text-transform:uppercase;vertical-align:.1em;
+white-space:nowrap}
+.finding.sev-error>b{background:#b3261e;color:#fff}
+.finding.sev-warning>b{background:#f2b600;color:#1f1f1f}
+.finding.sev-info>b{background:#1d5fa8;color:#fff}
+.finding{overflow-wrap:anywhere;border:1px solid #d6d6d6;border-left:6px solid #888;border-radius:4px;
 padding:.4rem .8rem;margin:.3rem 0}
 .finding.sev-error{border-left-color:#b3261e}
 .finding.sev-warning{border-left-color:#f2b600}
@@ -452,11 +677,8 @@ padding:.4rem .8rem;margin:.3rem 0}
 .fix-label{font-weight:700}
 details{border:1px solid #c8c8c8;border-radius:6px;padding:.3rem .8rem;margin:.6rem 0;
 background:#fafafa}
-summary{cursor:pointer;font-weight:600;padding:.2rem 0}
+summary{cursor:pointer;font-weight:600;padding:.2rem 0;overflow-wrap:anywhere}
 .more{font-weight:600;padding:.5rem .8rem;background:#fdf6e0;border-radius:6px}
-.charts{display:flex;flex-wrap:wrap;gap:1.5rem}
-figure{margin:0}
-svg text{font-family:system-ui,sans-serif;font-size:12px;fill:#1f1f1f}
 .rule{border-top:1px solid #e0e0e0;padding:.3rem 0}
 .rule h3{margin:.3rem 0}
 .rule p{margin:.2rem 0}
@@ -491,83 +713,98 @@ def _html_rank(findings: list[Finding]) -> tuple[int, ...]:
     return tuple(-counts[s] for s in _HTML_SEVERITIES)
 
 
-def _html_groups(findings: Iterable[Finding]) -> list[tuple[str, list[tuple[str, list[Finding]]]]]:
-    """[(stack, [(queue, findings)])], the worst and busiest first so that the top of the page
-    is where to act; within a queue, the most severe first, then in report order. Unreadable
-    files (QR901) come first, as one group: a file the audit could not read hides its queues."""
-    stacks: dict[str, dict[str, list[Finding]]] = {}
+# (template, stack name, [(queue, its findings)]); the unreadable files are one group whose
+# template is "" and stack _HTML_UNREADABLE
+_HtmlGroup = tuple[str, str, list[tuple[str, list[Finding]]]]
+
+
+def _html_groups(findings: Iterable[Finding]) -> list[_HtmlGroup]:
+    """[(template, stack, [(queue, findings)])], the worst and busiest first so that the top of
+    the page is where to act; within a queue, the most severe first, then in report order.
+    Unreadable files (QR901) come first, as one group: a file the audit could not read hides
+    its queues. A stack is a template and its stack name, as in the fleet view."""
+    stacks: dict[tuple[str, str], dict[str, list[Finding]]] = {}
     for f in findings:
         if f.rule_id == rules.UNPARSEABLE_RULE:
-            stack, queue = _HTML_UNREADABLE, ""
+            where, queue = ("", _HTML_UNREADABLE), ""
         else:
-            stack, queue = f.stack or _HTML_NO_STACK, f.queue or _HTML_NO_QUEUE
-        stacks.setdefault(stack, {}).setdefault(queue, []).append(f)
-    groups: list[tuple[str, list[tuple[str, list[Finding]]]]] = []
-    for stack, queues in stacks.items():
+            where, queue = (f.template, f.stack), f.queue or _HTML_NO_QUEUE
+        stacks.setdefault(where, {}).setdefault(queue, []).append(f)
+    groups: list[_HtmlGroup] = []
+    for (template, stack), queues in stacks.items():
         for found in queues.values():
             found.sort(key=lambda f: -SEVERITY_RANK.get(f.severity, -1))
-        groups.append(
-            (
-                stack,
-                sorted(
-                    queues.items(),
-                    key=lambda q: (q[0] == _HTML_NO_QUEUE, *_html_rank(q[1]), q[0]),
-                ),
-            )
+        ordered = sorted(
+            queues.items(), key=lambda q: (q[0] == _HTML_NO_QUEUE, *_html_rank(q[1]), q[0])
         )
+        groups.append((template, stack, ordered))
     return sorted(
         groups,
         key=lambda g: (
-            g[0] != _HTML_UNREADABLE,
-            *_html_rank([f for _, found in g[1] for f in found]),
+            g[0] != "",
+            *_html_rank([f for _, found in g[2] for f in found]),
+            g[1],
             g[0],
         ),
     )
 
 
-def _html_finding(f: Finding, titles: Mapping[str, str]) -> str:
-    title = titles.get(f.rule_id, "")
+def _html_finding(f: Finding, fixes: Mapping[str, str], queue: str, in_file: bool) -> str:
+    """One finding, on a line or two: its severity, its rule (linking to the rule's title and
+    fix at the end of the page), its message, and its resource unless it is the ``queue`` the
+    finding is listed under. Every finding's fix is its rule's, shown once there; one worded
+    otherwise (a fixed finding from an older baseline) is shown here. ``in_file`` names the
+    template too (the group of unreadable files spans many). Kept short: a fleet's page lists
+    thousands."""
     state = f.state
-    head = (
-        f"{_html_badge(f.severity)} "
-        f'<a href="#{html.escape(f.rule_id.lower())}">{html.escape(f.rule_id)}</a>'
-        + (f' <span class="rule-title">{html.escape(title)}</span>' if title else "")
-        + (f' <span class="badge state">{html.escape(state)}</span>' if not f.decides else "")
-    )
-    why = ""
+    rule = html.escape(f.rule_id)
+    parts = [
+        f'<li class="finding sev-{html.escape(f.severity)}" data-state="{html.escape(state)}">'
+        f'<b>{html.escape(f.severity)}</b> <a href="#{rule.lower()}">{rule}</a>'
+    ]
+    if not f.decides:
+        parts.append(f' <span class="badge state">{html.escape(state)}</span>')
+    parts.append(f" {html.escape(f.message)}")
+    if f.fix != fixes.get(f.rule_id):
+        parts.append(f'<p><span class="fix-label">Fix:</span> {html.escape(f.fix)}</p>')
     if state == "suppressed":
         where = "in the template" if f.suppression == "inSource" else "by the suppressions file"
         reason = html.escape(f.justification or "no reason given")
-        why = f'<p class="why">Suppressed {where}: {reason}</p>'
-    resource = f"Resource <code>{html.escape(f.resource)}</code> in " if f.resource else "In "
-    return (
-        f'<li class="finding sev-{html.escape(f.severity)}" data-state="{html.escape(state)}">'
-        f"<p>{head}</p>"
-        f"<p>{html.escape(f.message)}</p>"
-        f'<p><span class="fix-label">Fix:</span> {html.escape(f.fix)}</p>{why}'
-        f'<p class="where">{resource}<code>{html.escape(f.template)}</code></p></li>'
-    )
+        parts.append(f'<p class="why">Suppressed {where}: {reason}</p>')
+    place = []
+    if f.resource and f.resource != queue:
+        place.append(f"Resource <code>{html.escape(f.resource)}</code>")
+    if in_file:
+        place.append(f"in <code>{html.escape(f.template)}</code>")
+    if place:
+        parts.append(f'<p class="where">{" ".join(place)}</p>')
+    parts.append("</li>")
+    return "".join(parts)
 
 
 def _html_grouped(
-    groups: list[tuple[str, list[tuple[str, list[Finding]]]]],
-    titles: Mapping[str, str],
-    anchored: bool,
+    groups: list[_HtmlGroup],
+    fixes: Mapping[str, str],
+    anchors: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
-    """Stacks (h3) holding queues (h4) holding findings; ``anchored`` gives each stack the id
-    the page's table of contents links to."""
+    """One closed <details> per stack, holding its queues (h4) holding findings: the summary
+    line says the stack, its template and its tally, the findings wait until opened. ``anchors``
+    gives a stack the id the fleet view links to."""
     parts = []
-    for number, (stack, queues) in enumerate(groups, 1):
+    for template, stack, queues in groups:
         everything = [f for _, found in queues for f in found]
-        heading = (
-            html.escape(stack)
-            if stack in (_HTML_UNREADABLE, _HTML_NO_STACK)
-            else f"Stack <code>{html.escape(stack)}</code>"
-        )
-        anchor = f' id="stack-{number}"' if anchored else ""
+        unreadable = not template
+        if unreadable:
+            heading = html.escape(stack)
+        else:
+            name = html.escape(stack) if stack else html.escape(_HTML_NO_STACK)
+            heading = f"Stack <code>{name}</code>"
+        file = f' <br><code class="file">{html.escape(template)}</code>' if template else ""
+        number = (anchors or {}).get((template, stack))
+        anchor = f' id="stack-{number}"' if number else ""
         parts.append(
-            f'<section class="stack"{anchor}><h3>{heading} '
-            f'<span class="tally">{_html_tally(everything)}</span></h3>'
+            f"<details{anchor}><summary>{heading} "
+            f"<small>{_html_tally(everything)}</small>{file}</summary>"
         )
         for queue, found in queues:
             if queue:
@@ -576,56 +813,106 @@ def _html_grouped(
                     if queue == _HTML_NO_QUEUE
                     else f"Queue <code>{html.escape(queue)}</code>"
                 )
-                parts.append(f'<h4>{label} <span class="tally">{_html_tally(found)}</span></h4>')
-            parts.append('<ol class="findings">')
-            parts += [_html_finding(f, titles) for f in found]
+                parts.append(f"<h4>{label} <small>{_html_tally(found)}</small></h4>")
+            parts.append("<ol>")
+            parts += [_html_finding(f, fixes, queue, unreadable) for f in found]
             parts.append("</ol>")
-        parts.append("</section>")
+        parts.append("</details>")
     return "\n".join(parts)
 
 
-def _html_folded(title: str, findings: list[Finding], titles: Mapping[str, str]) -> str:
+def _html_folded(title: str, findings: list[Finding], fixes: Mapping[str, str]) -> str:
     """A closed <details>: what a person may look at, not what they must act on."""
     if not findings:
         return ""
     return (
-        f"<details><summary>{html.escape(title)} ({len(findings):,})</summary>\n"
-        f"{_html_grouped(_html_groups(findings), titles, anchored=False)}\n</details>"
+        f'<details class="fold"><summary>{html.escape(title)} ({len(findings):,})</summary>\n'
+        f"{_html_grouped(_html_groups(findings), fixes)}\n</details>"
     )
 
 
-def _bar_chart(title: str, rows: list[tuple[str, Mapping[str, int]]]) -> str:
-    """A horizontal bar chart as inline SVG (no script, no external resource): one bar per
-    label, in one segment per severity, coloured as the severity's badge; each segment's
-    title and the label say the severity in words."""
-    bar_height, gap, label_width, chart_width = 18, 6, 200, 270
-    height = 30 + len(rows) * (bar_height + gap)
-    top = max((sum(counts.values()) for _, counts in rows), default=1) or 1
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{label_width + chart_width + 50}" '
-        f'height="{height}" aria-label="{html.escape(title)}">',
-        f'<text x="0" y="16" font-weight="bold">{html.escape(title)}</text>',
-    ]
-    for i, (label, counts) in enumerate(rows):
-        y = 26 + i * (bar_height + gap)
-        short = label if len(label) <= 30 else "..." + label[-27:]
-        parts.append(f'<text x="0" y="{y + 13}">{html.escape(short)}</text>')
-        x = label_width
-        for severity in _HTML_SEVERITIES:
-            count = counts.get(severity, 0)
-            if not count:
-                continue
-            width = max(2, round(chart_width * count / top))
-            parts.append(
-                f'<rect x="{x}" y="{y}" width="{width}" height="{bar_height}" '
-                f'fill="{_HTML_SEVERITY_COLOURS[severity][0]}">'
-                f"<title>{html.escape(label)}: {_html_plural(count, severity)}</title></rect>"
-            )
-            x += width
-        total = sum(counts.values())
-        parts.append(f'<text x="{x + 4}" y="{y + 13}">{total:,}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+def _html_key(stack: fleet.StackTally) -> tuple[str, str]:
+    """The key of ``stack``'s group on the page (``_html_groups``)."""
+    if stack.rules == (rules.UNPARSEABLE_RULE,):
+        return ("", _HTML_UNREADABLE)
+    return (stack.template, stack.stack)
+
+
+def _html_share(part: int, whole: int, severity: str) -> str:
+    """A share as a bar in the severity's colour (inline SVG) and in words."""
+    width = 80
+    filled = round(width * part / whole) if whole else 0
+    if part and not filled:
+        filled = 1
+    colour = _HTML_SEVERITY_COLOURS.get(severity, ("#888888", ""))[0]
+    return (
+        f'<svg class="bar" width="{width}" height="10" aria-hidden="true">'
+        f'<rect width="{width}" height="10" fill="#e4e4e4"/>'
+        f'<rect width="{filled}" height="10" fill="{colour}"/></svg> '
+        f"{fleet.share(part, whole)}"
+    )
+
+
+def _html_fleet(
+    summary: Mapping[str, Any],
+    view: fleet.Fleet,
+    titles: Mapping[str, str],
+    anchors: Mapping[tuple[str, str], int],
+) -> str:
+    """What leads the page: each rule across the fleet (queues it touches, their share of the
+    fleet's queues, its severity, what fixing it alone leaves clean), then the worst stacks."""
+    if view.empty:
+        return ""
+    queues = summary["queues"]
+    numeric = ' class="num"'
+    head = "".join(
+        f"<th{numeric if i in (2, 4, 5) else ''}>{html.escape(h)}</th>"
+        for i, h in enumerate(_FLEET_RULE_HEADER)
+    )
+    rows = []
+    for tally in view.rules:
+        title = titles.get(tally.rule_id, "")
+        rows.append(
+            f'<tr class="sev-{html.escape(tally.severity)}">'
+            f'<td><a href="#{html.escape(tally.rule_id.lower())}">{html.escape(tally.rule_id)}</a>'
+            + (f' <span class="rule-title">{html.escape(title)}</span>' if title else "")
+            + f"</td><td>{_html_badge(tally.severity)}</td>"
+            f'<td class="num">{_queues_cell(tally)}</td>'
+            f'<td class="share">{_html_share(tally.queues, queues, tally.severity) if tally.queues else "-"}</td>'
+            f'<td class="num">{tally.stacks:,}</td><td class="num">{tally.findings:,}</td>'
+            f"<td>{html.escape(_cleared(tally))}</td></tr>"
+        )
+    # the template goes under the stack's name, in the first column
+    stack_head = "".join(
+        f"<th{numeric if 2 <= i < 6 else ''}>{html.escape(h)}</th>"
+        for i, h in enumerate(_FLEET_STACK_HEADER)
+        if i != 1
+    )
+    stack_rows = []
+    for stack in view.worst:
+        number = anchors.get(_html_key(stack))
+        name = html.escape(_stack_name(stack))
+        link = f'<a href="#stack-{number}">{name}</a>' if number else name
+        counts = "".join(
+            f'<td class="num">{stack.by_severity.get(s, 0):,}</td>' for s in _HTML_SEVERITIES
+        )
+        stack_rows.append(
+            f'<tr><td class="name">{link} <br><code>{html.escape(stack.template)}</code></td>'
+            f'{counts}<td class="num">{stack.queues:,}</td>'
+            f"<td>{html.escape(' '.join(stack.rules))}</td></tr>"
+        )
+    best = _fleet_best(view, titles)
+    return (
+        '<section id="fleet"><h2>Fleet</h2>'
+        f'<p class="lead">{html.escape(_fleet_lead(summary, view))}</p>'
+        + (f'<p class="lead">{html.escape(best)}</p>' if best else "")
+        + '<h3>Findings by rule</h3><table class="rules">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<h3>{html.escape(_worst_title(view))}</h3>"
+        '<table class="stacks">'
+        f"<thead><tr>{stack_head}</tr></thead><tbody>{''.join(stack_rows)}</tbody></table>"
+        "</section>"
+    )
 
 
 def _html_counts(summary: Mapping[str, Any]) -> str:
@@ -689,13 +976,14 @@ def _html_verdict(summary: Mapping[str, Any], listed: int) -> str:
 
 
 def render_html(result: AuditResult, docs_url: str | None = None) -> str:
-    """A page a person acts on: counts, then the deciding findings grouped by stack and by
-    queue (worst first), then what does not decide folded away (suppressed, known from the
-    baseline, fixed since), charts, and the rules the page names. Self-contained: inline style,
-    no script, nothing fetched; ``docs_url`` (the documentation's base URL) adds a link from
-    each rule to its section there."""
+    """A page a person acts on: what to do and the counts, then the fleet view (each rule across
+    the fleet, the worst stacks), then the deciding findings, one closed section per stack
+    (worst first) grouped by queue, then what does not decide folded away (suppressed, known
+    from the baseline, fixed since), and the rules the page names with their fixes.
+    Self-contained: inline style, no script, nothing fetched; ``docs_url`` (the documentation's
+    base URL) adds a link from each rule to its section there."""
     summary = summarize(result)
-    listed, more = _listed(result)
+    listed, more, view = _listed(result)
     fixed = result.fixed or []
     fixed_more = max(0, len(fixed) - REPORT_ROWS)
     fixed = fixed[:REPORT_ROWS]
@@ -703,30 +991,28 @@ def render_html(result: AuditResult, docs_url: str | None = None) -> str:
         rule_id: (sev, title, fix) for rule_id, sev, title, fix in rules.describe_rules()
     }
     titles = {rule_id: title for rule_id, (_, title, _) in catalog.items()}
+    fixes = {rule_id: fix for rule_id, (_, _, fix) in catalog.items()}
     deciding = [f for f in listed if f.decides]
     groups = _html_groups(deciding)
+    # ids for the stacks the fleet view links to: a fleet's thousand others need none
+    linked = {_html_key(stack) for stack in view.worst}
+    anchors = {
+        (template, stack): n
+        for n, (template, stack, _) in enumerate(groups, 1)
+        if (template, stack) in linked
+    }
 
-    toc = ""
-    if groups:
-        toc = (
-            "<nav><h2>Where to act</h2><ul>"
-            + "".join(
-                f'<li><a href="#stack-{n}">{html.escape(stack)}</a> '
-                f'<span class="tally">{_html_tally(f for _, fs in queues for f in fs)}</span></li>'
-                for n, (stack, queues) in enumerate(groups, 1)
-            )
-            + "</ul></nav>"
-        )
     body = [
         "<h1>Queue audit</h1>",
         _html_verdict(summary, len(listed)),
         _html_counts(summary),
-        toc,
+        _html_fleet(summary, view, titles, anchors),
     ]
     if deciding:
         body += [
-            '<section id="findings"><h2>Findings to act on</h2>',
-            _html_grouped(groups, titles, anchored=True),
+            '<section id="findings"><h2>Findings to act on, by stack</h2>',
+            '<p class="hint">The worst stacks first; open one to see its queues and findings.</p>',
+            _html_grouped(groups, fixes, anchors),
             "</section>",
         ]
     if more:
@@ -735,14 +1021,14 @@ def render_html(result: AuditResult, docs_url: str | None = None) -> str:
         _html_folded(
             "Suppressed: accepted with a reason",
             [f for f in listed if f.state == "suppressed"],
-            titles,
+            fixes,
         ),
         _html_folded(
             "Unchanged: already in the baseline",
             [f for f in listed if f.state == "unchanged"],
-            titles,
+            fixes,
         ),
-        _html_folded("Fixed since the baseline", fixed, titles),
+        _html_folded("Fixed since the baseline", fixed, fixes),
     ]
     if fixed_more:
         folded.append(f'<p class="more">... and {fixed_more:,} more fixed findings</p>')
@@ -752,29 +1038,9 @@ def render_html(result: AuditResult, docs_url: str | None = None) -> str:
             *[part for part in folded if part],
             "</section>",
         ]
-    # the by-rule chart counts every deciding finding; the rule's catalog severity colours it
-    by_rule: list[tuple[str, Mapping[str, int]]] = []
-    for rule_id, count in sorted(summary["by_rule"].items(), key=lambda r: (-r[1], r[0])):
-        rule_severity = catalog.get(rule_id, ("info", "", ""))[0]
-        by_rule.append((f"{rule_id} ({rule_severity})", {rule_severity: count}))
-    by_template: dict[str, Counter[str]] = {}
-    for f in deciding:
-        by_template.setdefault(f.template, Counter())[f.severity] += 1
-    busiest: list[tuple[str, Mapping[str, int]]] = [
-        (template, counts)
-        for template, counts in sorted(by_template.items(), key=lambda t: (-t[1].total(), t[0]))[
-            :25
-        ]
-    ]
-    if by_rule:
-        of_listed = f" of the first {len(listed):,} findings" if more else ""
-        body += [
-            '<section id="charts"><h2>Charts</h2><div class="charts">',
-            f"<figure>{_bar_chart('Findings by rule', by_rule)}</figure>",
-            f"<figure>{_bar_chart(f'Findings by template (top 25{of_listed})', busiest)}</figure>",
-            "</div></section>",
-        ]
-    named = sorted({f.rule_id for f in listed} | {f.rule_id for f in fixed})
+    named = sorted(
+        {f.rule_id for f in listed} | {f.rule_id for f in fixed} | {t.rule_id for t in view.rules}
+    )
     if named:
         base = docs_url.rstrip("/") if docs_url else ""
         body.append('<section id="rules"><h2>Rules</h2>')

@@ -221,7 +221,8 @@ def test_sarif_fingerprints_tell_apart_findings_that_differ_only_by_message() ->
 
 def test_markdown_table(result: AuditResult) -> None:
     text = report.render_markdown(result)
-    rows = [line for line in text.splitlines() if line.startswith("| ") and "QR" in line]
+    findings = text.split("### Findings")[1]
+    rows = [line for line in findings.splitlines() if line.startswith("| ") and "QR" in line]
     assert len(rows) == 4
     assert "no alarm \\| pipe" in text  # a pipe in a message does not break the table
     assert "**2 errors**" in text
@@ -229,19 +230,19 @@ def test_markdown_table(result: AuditResult) -> None:
 
 def test_html_is_self_contained(result: AuditResult, tmp_path: Path) -> None:
     page = report.render_html(result)
-    assert page.count("<svg") == 2
     assert "<script" not in page.lower()
     assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", page)
     assert "not resolved &lt;x&gt;" in page  # escaped
-    # one bar per rule in the by-rule chart
-    by_rule = page.split('aria-label="Findings by rule"')[1].split("</svg>")[0]
-    assert by_rule.count("<rect") == 4
+    # one row per rule in the fleet view; a share bar (inline SVG) for each rule about queues
+    rules = page.split('<table class="rules">')[1].split("</table>")[0]
+    assert rules.count('<tr class="sev-') == 4
+    assert rules.count("<svg") == 3  # QR901 is about files
 
 
 def test_table_lists_each_finding(result: AuditResult) -> None:
     lines = report.render_table(result).splitlines()
-    assert lines[0].split() == ["SEVERITY", "RULE", "TEMPLATE", "RESOURCE", "MESSAGE"]
-    assert sum("QR" in line for line in lines[1:-1]) == 4
+    header = lines.index("SEVERITY  RULE   TEMPLATE            RESOURCE  MESSAGE")
+    assert sum(line.startswith(("error", "warning", "info")) for line in lines[header:-1]) == 4
     assert lines[-1].startswith("4 findings (2 errors, 1 warnings, 1 info) in 4 files")
 
 
@@ -389,3 +390,171 @@ def test_codequality_is_identical_on_both_engines(spark: Any, tmp_path: Path) ->
     assert reports["spark"] == reports["local"]
     rules = sorted(i["check_name"] for i in json.loads(reports["local"]))
     assert rules == ["QR007", "QR012", "QR901"]
+
+
+# The fleet view that the human formats lead with.
+
+FLEET_RULES = [
+    # rule, severity, queues affected, share of the 3 queues, stacks, findings, fixing it alone
+    # leaves clean; by hand from the fixture: b's queue Q has QR001 and QR009, a/ok's queue Q
+    # QR900 alone, a/broken.json is a file
+    ("QR001", "error", "1", "33%", "1", "1", "-"),
+    ("QR901", "error", "-", "-", "1", "1", "1 stack"),
+    ("QR009", "warning", "1", "33%", "1", "1", "-"),
+    ("QR900", "info", "1", "33%", "1", "1", "1 queue, 1 stack"),
+]
+FLEET_STACKS = [
+    # stack, template, errors, warnings, info, queues, rules
+    ("stack", "b.template.json", "1", "1", "0", "1", "QR001 QR009"),
+    ("(could not be read)", "a/broken.json", "1", "0", "0", "0", "QR901"),
+    ("stack", "a/ok.template.json", "0", "0", "1", "1", "QR900"),
+]
+FLEET_LEAD = "2 of 3 queues (67%) in 3 stacks have findings to act on."
+
+
+def _cells(line: str) -> tuple[str, ...]:
+    return tuple(cell.strip().strip("`") for cell in line.strip().strip("|").split(" | "))
+
+
+def test_markdown_leads_with_the_fleet_view(result: AuditResult) -> None:
+    text = report.render_markdown(result)
+    assert text.index("### Fleet") < text.index("### Findings") < text.index("no dlq")
+    fleet_part = text.split("### Fleet")[1].split("### Findings")[0]
+    assert FLEET_LEAD in fleet_part
+    assert "One fix clears the most: QR001 (Queue without a dead-letter queue), 1 of the 4 findings (25%) in 1 stack." in fleet_part  # fmt: skip
+    rows = [_cells(line) for line in fleet_part.splitlines() if line.startswith("| ")]
+    assert rows[0] == tuple(report._FLEET_RULE_HEADER)
+    assert [(r[0].split()[0], *r[1:]) for r in rows[1:5]] == FLEET_RULES
+    assert rows[5] == ("Stack", "Template", "Errors", "Warnings", "Info", "Queues", "Rules")
+    assert rows[6:] == FLEET_STACKS
+
+
+def test_table_leads_with_the_fleet_view(result: AuditResult) -> None:
+    lines = report.render_table(result).splitlines()
+    assert lines[0] == f"FLEET: {FLEET_LEAD}"
+    rules_at = next(i for i, line in enumerate(lines) if line.startswith("RULE "))
+    assert lines[rules_at].split() == ["RULE", "SEVERITY", "QUEUES", "SHARE", "STACKS", "FINDINGS", "ALONE", "CLEARS", "TITLE"]  # fmt: skip
+    rows = [line.split("  ") for line in lines[rules_at + 1 : rules_at + 5]]
+    assert [tuple(c.strip() for c in r if c.strip())[:7] for r in rows] == FLEET_RULES
+    stacks_at = lines.index("WORST STACKS (3):")
+    stacks = [[c.strip() for c in line.split("  ") if c.strip()] for line in lines[stacks_at + 2 : stacks_at + 5]]  # fmt: skip
+    assert [tuple(s) for s in stacks] == FLEET_STACKS
+    assert stacks_at < lines.index("SEVERITY  RULE   TEMPLATE            RESOURCE  MESSAGE")
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+def test_fleet_view_counts_every_finding_when_the_list_is_cut(
+    result: AuditResult, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "REPORT_ROWS", 1)
+    text = report.RENDERERS[fmt](result)
+    assert "and 3 more findings" in text
+    # QR009 is the last in report order: not listed, but counted by the fleet view
+    assert "QR009" in text and "no alarm" not in text
+    assert "2 of 3 queues (67%)" in text
+
+
+class _Once(_Streamed):
+    """A streamed view that counts how often it is read."""
+
+    reads = 0
+
+    def __iter__(self) -> Iterator[Finding]:
+        self.reads += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+def test_human_formats_read_streamed_findings_once(result: AuditResult, fmt: str) -> None:
+    view = _Once(list(result.findings))
+    streamed = AuditResult(view, [], result.queues, summary=report.summarize(result))
+    assert "".join(report.STREAMS[fmt](streamed)) == report.RENDERERS[fmt](result)
+    assert view.reads == 1
+
+
+def _q(rule: str, template: str, queue: str, severity: str = "warning") -> Finding:
+    return Finding(rule, severity, template, template.split(".")[0], queue, queue, "m", "f")  # type: ignore[arg-type]
+
+
+def test_survey_counts_queues_stacks_and_what_one_fix_alone_leaves_clean() -> None:
+    findings = [
+        # stack a: queue A1 only QR013; queue A2 QR013 twice (two statements) and QR009
+        _q("QR013", "a.json", "A1"),
+        _q("QR013", "a.json", "A2"),
+        _q("QR013", "a.json", "A2"),
+        _q("QR009", "a.json", "A2"),
+        # stack b: only QR013, on two queues: fixing QR013 leaves it clean
+        _q("QR013", "b.json", "B1"),
+        _q("QR013", "b.json", "B2"),
+        # stack c: an error on one queue, suppressed QR013 (not counted)
+        _q("QR012", "c.json", "C1", "error"),
+        dataclasses.replace(_q("QR013", "c.json", "C1"), suppression="inSource"),
+    ]
+    view = report.fleet.survey(sorted(findings, key=Finding.sort_key))
+    assert (view.findings, view.queues, view.stacks) == (7, 5, 3)
+    tallies = {
+        t.rule_id: (t.severity, t.findings, t.queues, t.stacks, t.queues_cleared, t.stacks_cleared)
+        for t in view.rules
+    }
+    assert tallies == {
+        "QR012": ("error", 1, 1, 1, 1, 1),
+        "QR013": ("warning", 5, 4, 2, 3, 1),
+        "QR009": ("warning", 1, 1, 1, 0, 0),
+    }
+    assert [t.rule_id for t in view.rules] == ["QR012", "QR013", "QR009"]  # errors first
+    assert view.best is not None and view.best.rule_id == "QR013"
+    assert [(s.template, dict(s.by_severity), s.queues) for s in view.worst] == [
+        ("c.json", {"error": 1}, 1),
+        ("a.json", {"warning": 4}, 2),
+        ("b.json", {"warning": 2}, 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("keep", "expected"),
+    [
+        (0, []),
+        (1, ["s3"]),
+        (2, ["s3", "s1"]),  # s1 and s2 tie: the first in report order stays
+        (3, ["s3", "s1", "s2"]),
+        (4, ["s3", "s1", "s2", "s0"]),
+    ],
+    ids=["none", "one", "tie-cut", "all-but-one", "all"],
+)
+def test_survey_keeps_only_the_worst_stacks(keep: int, expected: list[str]) -> None:
+    findings = [
+        _q("QR009", "s0.json", "Q"),
+        _q("QR009", "s1.json", "Q"),
+        _q("QR009", "s1.json", "R"),
+        _q("QR009", "s2.json", "Q"),
+        _q("QR009", "s2.json", "R"),
+        _q("QR001", "s3.json", "Q", "error"),
+    ]
+    view = report.fleet.survey(findings, worst=keep)
+    assert [s.stack for s in view.worst] == expected
+    assert view.stacks == 4  # every stack is counted, whichever are named
+
+
+@pytest.mark.parametrize(
+    ("part", "whole", "expected"),
+    [(0, 0, "-"), (0, 10, "0%"), (1, 101, "<1%"), (1, 100, "1%"), (1, 99, "1%"), (2, 3, "67%"), (5, 5, "100%")],
+    ids=["no-whole", "none", "below-1%", "at-1%", "above-1%", "two-thirds", "all"],
+)  # fmt: skip
+def test_share_of_the_fleet(part: int, whole: int, expected: str) -> None:
+    assert report.fleet.share(part, whole) == expected
+
+
+@pytest.mark.parametrize(
+    ("stacks", "shown"),
+    [(0, False), (1, False), (2, True)],
+    ids=["none", "one-stack", "two-stacks"],
+)
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_text_formats_lead_with_the_fleet_view_for_more_than_one_stack(
+    fmt: str, stacks: int, shown: bool
+) -> None:
+    # a pre-commit hook's or one app's findings: the list alone; a fleet's: the fleet view first
+    findings = [_q("QR009", f"s{i}.json", "Q") for i in range(stacks)]
+    text = report.RENDERERS[fmt](AuditResult(findings, [], queues=2))
+    assert (("FLEET: " if fmt == "table" else "### Fleet") in text) == shown
+    assert ("No in-flight alarm on the source queue" in text) == shown  # the rule's title

@@ -42,7 +42,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces import aws_events as events_refs
 
-from constructs_lib import limits, policy
+from constructs_lib import grants, limits, policy
 from constructs_lib.errors import Problem
 from constructs_lib.kinds import implements
 
@@ -112,11 +112,18 @@ def _key_policy_editable(key: kms.IKey) -> bool:
 
 def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
     """What moving dead letters back to the source takes (StartMessageMoveTask, and listing and
-    cancelling move tasks), on exactly the two queues and their customer keys."""
+    cancelling move tasks), on exactly the two queues and their customer keys, the keys bound to
+    SQS (``kms:ViaService``). What cannot be attached (an imported queue's policy, an imported
+    key's policy) is warned about with the statement to add."""
     stack = Stack.of(queue)
     dead_letter_queue, source = queue.dead_letter_queue, queue.queue
-    grant = _grant_on_queue(grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS)
-    grant = grant.combine(_grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS))
+    purpose = f"grant_redrive of {queue.node.path}"
+    grant = grants.grant_on_queue(
+        grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS, queue, purpose
+    )
+    grant = grant.combine(
+        grants.grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS, queue, purpose)
+    )
     # The move reads each message from the DLQ (decrypt with the DLQ's key) and sends it to the
     # source (a data key of the source's key). SQS developer guide, key management.
     dead_letter_key = _customer_key(dead_letter_queue.encryption_master_key, stack)
@@ -125,21 +132,35 @@ def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
     if dead_letter_key and source_key and _same_key(dead_letter_key, source_key, stack):
         source_actions = tuple(dict.fromkeys(limits.KMS_SEND_ACTIONS + limits.KMS_RECEIVE_ACTIONS))
         dead_letter_key = None
-    # Key.grant: an identity statement on the key's ARN for a principal of the key's account,
-    # the key policy for others (a key must trust a principal of another account itself).
+    if dead_letter_queue.encryption_master_key is None and not isinstance(
+        dead_letter_queue, sqs.Queue
+    ):
+        # An imported DLQ hides its encryption: if a customer key encrypts it, the move cannot
+        # read its messages without kms:Decrypt on that key.
+        grants.warn_statement(
+            queue,
+            "deadLetterKeyUnknown",
+            f"{purpose}: the dead_letter_queue {grants.render(dead_letter_queue.queue_arn, queue)} "
+            "was imported without its encryption_master_key, so no key was granted. If a "
+            "customer managed key encrypts it, add this statement to the principal's policy with "
+            "that key's ARN (or import the queue with Queue.from_queue_attributes(key_arn=...))",
+            iam.PolicyStatement(
+                actions=list(limits.KMS_RECEIVE_ACTIONS),
+                resources=["<ARN of the dead-letter queue's key>"],
+                conditions=grants.via_sqs_conditions(queue),
+            ),
+        )
     if dead_letter_key is not None:
-        grant = grant.combine(dead_letter_key.grant(grantee, *limits.KMS_RECEIVE_ACTIONS))
+        grant = grant.combine(
+            grants.grant_key_via_sqs(
+                dead_letter_key, grantee, limits.KMS_RECEIVE_ACTIONS, queue, purpose
+            )
+        )
     if source_key is not None:
-        grant = grant.combine(source_key.grant(grantee, *source_actions))
+        grant = grant.combine(
+            grants.grant_key_via_sqs(source_key, grantee, source_actions, queue, purpose)
+        )
     return grant
-
-
-def _grant_on_queue(
-    grantee: iam.IGrantable, queue: sqs.IQueue, actions: Sequence[str]
-) -> iam.Grant:
-    return iam.Grant.add_to_principal_or_resource(
-        grantee=grantee, actions=list(actions), resource_arns=[queue.queue_arn], resource=queue
-    )
 
 
 def _customer_key(key: kms.IKey | None, stack: Stack) -> kms.IKey | None:
@@ -192,17 +213,17 @@ def producer_problems(
         problems += _rule_problems(queue, cast(events.IRule, source), message_group_id)
     else:
         problems += _bucket_problems(queue, cast(s3.IBucket, source))
-    if key is not None and not _key_policy_editable(key) and kind != "bucket":
-        # CDK leaves an imported key's policy alone without a word (S3's integration warns
-        # itself); the service's messages are refused until the key's owner allows it.
+    if key is not None and not _key_policy_editable(key):
+        # CDK leaves an imported key's policy alone without a word; the service's messages are
+        # refused until the key's owner allows it.
         problems.append(
             Problem(
                 "encryption_key",
-                key,
+                grants.render(key.key_arn, queue),
                 f"is not defined in this app, so its key policy cannot get the statement {service} "
-                f"needs: {_PRINCIPAL[kind]} may use kms:GenerateDataKey and kms:Decrypt "
-                f"{_key_condition_text(kind, source)}",
-                "add that statement to the key's policy where the key is managed",
+                "needs to encrypt messages for the queue",
+                "add this statement to the key's policy where the key is managed:\n"
+                + grants.statement_json(_producer_key_statement(kind, source, queue), queue),
                 severity="warning",
             )
         )
@@ -389,12 +410,23 @@ def _twice(queue: ResilientQueue, source: Any, what: str) -> Problem:
     )
 
 
-def _key_condition_text(kind: str, source: Any) -> str:
-    """The condition of the key statement this module or CDK would write, in words."""
+def _producer_key_statement(kind: str, source: Any, queue: ResilientQueue) -> iam.PolicyStatement:
+    """The key policy statement a producer's service needs, with the conditions this module (or
+    CDK, for SNS) writes."""
+    if kind == "bucket":
+        return bucket_statements(queue, source)[1]
     if kind == "rule":
-        return f"when aws:SourceAccount is the account of {source.node.path}"
-    arn: str = source.topic_arn
-    return f"when aws:SourceArn is {arn if not Token.is_unresolved(arn) else source.node.path}"
+        conditions: dict[str, dict[str, Any]] = {
+            "StringEquals": {limits.SOURCE_ACCOUNT_KEY: source.env.account}
+        }
+    else:
+        conditions = {"ArnEquals": {limits.SOURCE_ARN_KEY: source.topic_arn}}
+    return iam.PolicyStatement(
+        principals=[iam.ServicePrincipal(_PRINCIPAL[kind])],
+        actions=list(limits.KMS_SERVICE_PRODUCER_ACTIONS),
+        resources=["*"],
+        conditions=conditions,
+    )
 
 
 # --- producers: the wiring ------------------------------------------------------------------
@@ -414,7 +446,28 @@ def add_producer(
         topic = cast(sns.ITopic, source)
         # Everything SNS needs comes from SqsSubscription (see the module docstring). A message
         # SNS cannot deliver (a broken queue or key policy) goes to the queue's own DLQ once
-        # SNS's retries end, instead of being dropped: the DLQ's alarms then see it.
+        # SNS's retries end, instead of being dropped: the DLQ's alarms then see it. This is a
+        # choice, documented in docs/kms.md: such a message cannot be moved back with
+        # StartMessageMoveTask (its source is not a queue) and the DLQ's consumer receives it.
+        dead_letter_queue = queue.dead_letter_queue
+        if not isinstance(dead_letter_queue, sqs.Queue):
+            # Subscription writes the DLQ's statement with addToResourcePolicy, which an
+            # imported queue drops without a word.
+            grants.warn_statement(
+                queue,
+                "snsDeadLetterPolicyNotAdded",
+                f"the subscription of {grants.render(topic.topic_arn, queue)} sends the messages "
+                "SNS cannot deliver to the dead_letter_queue "
+                f"{grants.render(dead_letter_queue.queue_arn, queue)}, which is not defined in "
+                "this app, so its queue policy cannot get the statement; add it where the queue "
+                "is managed",
+                iam.PolicyStatement(
+                    principals=[iam.ServicePrincipal(_PRINCIPAL["topic"])],
+                    actions=["sqs:SendMessage"],
+                    resources=[dead_letter_queue.queue_arn],
+                    conditions={"ArnEquals": {limits.SOURCE_ARN_KEY: topic.topic_arn}},
+                ),
+            )
         return topic.add_subscription(
             subscriptions.SqsSubscription(
                 queue.queue,
@@ -426,12 +479,74 @@ def add_producer(
         assert isinstance(source, events.Rule)
         return _add_rule_target(queue, source, message_group_id)
     bucket = cast(s3.IBucket, source)
-    # SqsDestination writes the queue policy scoped to the bucket and the key statements.
+    key = queue.queue.encryption_master_key
+    destination: s3.IBucketNotificationDestination
+    if key is None:
+        # SSE-SQS: SqsDestination's queue policy is scoped to the bucket; no key statement.
+        destination = s3_notifications.SqsDestination(queue.queue)
+    else:
+        # SSE-KMS: SqsDestination would also write an unconditioned key statement for
+        # s3.amazonaws.com (any bucket of any account) and grant kms:Encrypt and kms:ReEncrypt*
+        # beside it. Written here instead: SendMessage, GenerateDataKey and Decrypt only, each
+        # bound to this bucket and its account (a bucket ARN names no account).
+        _allow_bucket(queue, bucket, key)
+        destination = _EncryptedQueueDestination(queue.queue)
     for event in s3_events:
-        bucket.add_event_notification(
-            event, s3_notifications.SqsDestination(queue.queue), *s3_filters
-        )
+        bucket.add_event_notification(event, destination, *s3_filters)
     return None
+
+
+def _bucket_conditions(bucket: s3.IBucket) -> dict[str, dict[str, Any]]:
+    return {
+        "ArnLike": {limits.SOURCE_ARN_KEY: bucket.bucket_arn},
+        "StringEquals": {limits.SOURCE_ACCOUNT_KEY: bucket.env.account},
+    }
+
+
+def bucket_statements(
+    queue: ResilientQueue, bucket: s3.IBucket
+) -> tuple[iam.PolicyStatement, iam.PolicyStatement]:
+    """The queue policy and key policy statements S3 needs to notify the queue of ``bucket``."""
+    principal = iam.ServicePrincipal(_PRINCIPAL["bucket"])
+    conditions = _bucket_conditions(bucket)
+    queue_statement = iam.PolicyStatement(
+        principals=[principal],
+        actions=["sqs:SendMessage"],
+        resources=[queue.queue.queue_arn],
+        conditions=conditions,
+    )
+    key_statement = iam.PolicyStatement(
+        principals=[principal],
+        actions=list(limits.KMS_SERVICE_PRODUCER_ACTIONS),
+        # In a key policy "*" is the key itself.
+        resources=["*"],
+        conditions=conditions,
+    )
+    return queue_statement, key_statement
+
+
+def _allow_bucket(queue: ResilientQueue, bucket: s3.IBucket, key: kms.IKey) -> None:
+    queue_statement, key_statement = bucket_statements(queue, bucket)
+    queue.queue.add_to_resource_policy(queue_statement)
+    # An imported key: nothing written; producer_problems warned with the statement.
+    key.add_to_resource_policy(key_statement, True)
+
+
+@jsii.implements(s3.IBucketNotificationDestination)
+class _EncryptedQueueDestination:
+    """An SSE-KMS queue as a bucket notification destination, without the grants of
+    ``aws_s3_notifications.SqsDestination`` (``_allow_bucket`` writes narrower ones)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self.queue = queue
+
+    def bind(self, scope: Any, bucket: Any) -> s3.BucketNotificationDestinationConfig:
+        return s3.BucketNotificationDestinationConfig(
+            arn=self.queue.queue_arn,
+            type=s3.BucketNotificationDestinationType.QUEUE,
+            # The notification waits for the queue policy, as SqsDestination's does.
+            dependencies=[self.queue],
+        )
 
 
 def _add_rule_target(

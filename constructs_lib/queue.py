@@ -31,7 +31,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
-from constructs_lib import acknowledgments, limits, policy, producers, props
+from constructs_lib import acknowledgments, grants, limits, policy, producers, props
 from constructs_lib.alarms import (
     ALARM_NAME_MAX_LENGTH,
     RUNBOOK,
@@ -212,7 +212,8 @@ class ResilientQueue(Construct):
             max_message_size,
         )
         """The dead-letter queue (created, or the one given)."""
-        self.queue = sqs.Queue(
+        # Grants on the key are bound to SQS (kms:ViaService); constructs_lib.grants.
+        self.queue: sqs.Queue = grants.KeyViaSqsQueue(
             self,
             "Queue",
             queue_name=self.queue_name,
@@ -729,7 +730,7 @@ class ResilientQueue(Construct):
         removal_policy: RemovalPolicy | None,
         max_message_size: int | None,
     ) -> sqs.Queue:
-        dead_letter_queue = sqs.Queue(
+        dead_letter_queue = grants.KeyViaSqsQueue(
             self,
             "DeadLetterQueue",
             queue_name=policy.dead_letter_queue_name(self.queue_name, self.fifo),

@@ -31,6 +31,7 @@ from constructs_lib.checks import QueueResilienceChecks
 from tests.conftest import cfn_lint
 
 SNS_FLAG = "@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption"
+SOURCE_CONDITION = {"topic": "aws:SourceArn", "rule": "aws:SourceAccount", "bucket": "aws:SourceArn"}
 PRINCIPAL = {
     "topic": "sns.amazonaws.com",
     "rule": "events.amazonaws.com",
@@ -250,17 +251,45 @@ def test_the_eventbridge_key_statement_is_narrow_and_scoped_to_the_account() -> 
     assert actions_of(queue_allow) == {"sqs:SendMessage"}
 
 
-def test_s3_keeps_cdks_key_statements() -> None:
-    # CDK writes one statement scoped to the bucket and one without a condition (S3 checks a
-    # new destination with a test message); nothing is added to them.
+def test_s3_gets_one_key_statement_bound_to_the_bucket_and_its_account() -> None:
+    # CDK's SqsDestination would add a statement without any condition and grant kms:Encrypt
+    # and kms:ReEncrypt* beside the scoped one; the library writes only what S3 needs.
     w = world(encrypted=True)
     bucket = make_source(w.stack, "bucket")
 
     w.queue.add_producer(bucket)
 
-    allows = w.key_allows("s3.amazonaws.com")
-    assert sorted(str(scoped_to(s)) for s in allows) == sorted(
-        [str(w.resolve(bucket.bucket_arn)), "None"]
+    [allow] = w.key_allows("s3.amazonaws.com")
+    assert actions_of(allow) == {"kms:GenerateDataKey", "kms:Decrypt"}
+    assert allow["Condition"] == {
+        "ArnLike": {"aws:SourceArn": w.resolve(bucket.bucket_arn)},
+        "StringEquals": {"aws:SourceAccount": w.resolve(bucket.env.account)},
+    }
+
+
+def test_s3_may_only_send_to_an_encrypted_queue_of_its_bucket_and_account() -> None:
+    w = world(encrypted=True)
+    bucket = make_source(w.stack, "bucket")
+
+    w.queue.add_producer(bucket)
+
+    [allow] = w.queue_allows("s3.amazonaws.com")
+    assert actions_of(allow) == {"sqs:SendMessage"}
+    assert allow["Condition"] == {
+        "ArnLike": {"aws:SourceArn": w.resolve(bucket.bucket_arn)},
+        "StringEquals": {"aws:SourceAccount": w.resolve(bucket.env.account)},
+    }
+    w.template.has_resource_properties(
+        "Custom::S3BucketNotifications",
+        {
+            "NotificationConfiguration": {
+                "QueueConfigurations": [
+                    Match.object_like(
+                        {"QueueArn": w.resolve(w.queue.queue.queue_arn), "Events": ["s3:ObjectCreated:*"]}
+                    )
+                ]
+            }
+        },
     )
 
 
@@ -558,7 +587,7 @@ def test_fails_for_a_topic_with_the_queues_key_when_cdk_would_scope_the_key_to_i
         w.queue.add_producer(topic)
 
 
-@pytest.mark.parametrize("kind", ["topic", "rule"])
+@pytest.mark.parametrize("kind", ["topic", "rule", "bucket"])
 def test_warns_that_an_imported_key_needs_its_owner_to_allow_the_service(kind: str) -> None:
     stack = cdk.Stack(cdk.App(), "TestStack")
     key = kms.Key.from_key_arn(
@@ -575,7 +604,15 @@ def test_warns_that_an_imported_key_needs_its_owner_to_allow_the_service(kind: s
         str(m.entry.data) for m in found if "is not defined in this app" in str(m.entry.data)
     ]
     assert len(messages) == 1
-    assert f"{PRINCIPAL[kind]} may use kms:GenerateDataKey and kms:Decrypt" in messages[0]
+    # The statement to paste, as JSON: the principal, the actions and a source condition.
+    statement, _ = json.JSONDecoder().raw_decode(messages[0], messages[0].index("\n{") + 1)
+    assert statement["Principal"] == {"Service": PRINCIPAL[kind]}
+    assert sorted(statement["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey"]
+    assert statement["Resource"] == "*"
+    condition = {k: v for ops in statement["Condition"].values() for k, v in ops.items()}
+    assert SOURCE_CONDITION[kind] in condition
+    assert "${" in json.dumps(condition) or "arn:" in json.dumps(condition)
+    assert "Token[" not in messages[0] and "jsii" not in messages[0]
 
 
 # --- wrong types ---------------------------------------------------------------------------

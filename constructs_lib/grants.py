@@ -95,10 +95,7 @@ def _other_account(principal: iam.IPrincipal, resource: IConstruct) -> bool:
         return False
     # Token.compare_strings's rule, without its comparison objects (jsii proxies compare unequal):
     # both unresolved counts as the same account, one unresolved as another.
-    own_unresolved, other_unresolved = Token.is_unresolved(own), Token.is_unresolved(account)
-    if own_unresolved and other_unresolved:
-        return False
-    return True
+    return not (Token.is_unresolved(own) and Token.is_unresolved(account))
 
 
 def grant_on_queue(

@@ -168,6 +168,7 @@ def max_batch_size(fifo: bool) -> int:
     """The largest batch an SQS event source may take from a queue of this type."""
     return BATCH_SIZE_MAX_FIFO if fifo else BATCH_SIZE_MAX_STANDARD
 
+
 # --- KMS conditions for SQS (KMS developer guide, condition keys: kms:ViaService) ---------------
 # A principal that needs a queue's key only through SQS: KMS requests SQS makes on its behalf
 # carry kms:ViaService = sqs.<region>.amazonaws.com. KMS developer guide, conditions-kms.

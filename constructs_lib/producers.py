@@ -27,10 +27,12 @@ binds the one case where CDK's permissions are too wide itself (docs/kms.md has 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import jsii
-from aws_cdk import FeatureFlags, Names, Stack, Token
+from aws_cdk import Acknowledgment, Duration, FeatureFlags, Names, Stack, Token, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -43,6 +45,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces import aws_events as events_refs
 
 from constructs_lib import grants, limits, policy
+from constructs_lib.alarms import AlarmSpec, create_alarm, queue_metric
 from constructs_lib.errors import Problem
 from constructs_lib.kinds import implements
 
@@ -445,34 +448,17 @@ def add_producer(
     if kind == "topic":
         topic = cast(sns.ITopic, source)
         # Everything SNS needs comes from SqsSubscription (see the module docstring). A message
-        # SNS cannot deliver (a broken queue or key policy) goes to the queue's own DLQ once
-        # SNS's retries end, instead of being dropped: the DLQ's alarms then see it. This is a
-        # choice, documented in docs/kms.md: such a message cannot be moved back with
-        # StartMessageMoveTask (its source is not a queue) and the DLQ's consumer receives it.
-        dead_letter_queue = queue.dead_letter_queue
-        if not isinstance(dead_letter_queue, sqs.Queue):
-            # Subscription writes the DLQ's statement with addToResourcePolicy, which an
-            # imported queue drops without a word.
-            grants.warn_statement(
-                queue,
-                "snsDeadLetterPolicyNotAdded",
-                f"the subscription of {grants.render(topic.topic_arn, queue)} sends the messages "
-                "SNS cannot deliver to the dead_letter_queue "
-                f"{grants.render(dead_letter_queue.queue_arn, queue)}, which is not defined in "
-                "this app, so its queue policy cannot get the statement; add it where the queue "
-                "is managed",
-                iam.PolicyStatement(
-                    principals=[iam.ServicePrincipal(_PRINCIPAL["topic"])],
-                    actions=["sqs:SendMessage"],
-                    resources=[dead_letter_queue.queue_arn],
-                    conditions={"ArnEquals": {limits.SOURCE_ARN_KEY: topic.topic_arn}},
-                ),
-            )
+        # SNS cannot deliver (a broken queue or key policy) goes, once SNS's retries end, to a
+        # queue of its own rather than being dropped, and its alarm fires. Not the source's DLQ:
+        # StartMessageMoveTask cannot move such a message back (its source is not a queue; SQS
+        # API StartMessageMoveTask), and it is not a message the consumer failed. Subscription
+        # writes the failures queue's statement (sqs:SendMessage for the topic, aws:SourceArn).
+        failures = sns_delivery_failures(queue)
         return topic.add_subscription(
             subscriptions.SqsSubscription(
                 queue.queue,
                 raw_message_delivery=raw_message_delivery,
-                dead_letter_queue=queue.dead_letter_queue,
+                dead_letter_queue=failures.queue,
             )
         )
     if kind == "rule":
@@ -604,3 +590,85 @@ class _EncryptedQueueTarget:
             if self.message_group_id is None
             else events.CfnRule.SqsParametersProperty(message_group_id=self.message_group_id),
         )
+
+
+# --- SNS delivery failures ------------------------------------------------------------------
+
+SNS_DELIVERY_FAILURES_ID = "SnsDeliveryFailures"
+SNS_DELIVERY_FAILURES_ALARM_ID = "SnsDeliveryFailuresDepthAlarm"
+
+
+@dataclass(frozen=True)
+class SnsDeliveryFailures:
+    """The queue that holds what SNS could not deliver to a ResilientQueue's source queue, and
+    its depth alarm. Kept apart from the dead-letter queue: SQS cannot move these messages back
+    with StartMessageMoveTask (their source is not a queue), and they are not messages the
+    consumer failed."""
+
+    queue: sqs.Queue
+    depth_alarm: cloudwatch.Alarm
+
+
+def sns_delivery_failures(queue: ResilientQueue) -> SnsDeliveryFailures:
+    """The SNS delivery-failures queue of ``queue``, created with the first topic: the source's
+    type, key, message size and removal policy, the dead-letter queue's retention, TLS enforced,
+    and an alarm at one visible message."""
+    existing = queue.sns_delivery_failures
+    if existing is not None:
+        return existing
+    retention = queue.dead_letter_retention
+    failures = grants.KeyViaSqsQueue(
+        queue,
+        SNS_DELIVERY_FAILURES_ID,
+        fifo=queue.fifo or None,
+        retention_period=Duration.seconds(
+            retention if isinstance(retention, int) else limits.RETENTION_MAX
+        ),
+        max_message_size_bytes=queue.max_message_size,
+        encryption=queue.queue.encryption_type,
+        encryption_master_key=queue.queue.encryption_master_key,
+        enforce_ssl=True,
+    )
+    cfn = cast(sqs.CfnQueue, failures.node.default_child)
+    source_cfn = cast(sqs.CfnQueue, queue.queue.node.default_child)
+    cfn.cfn_options.deletion_policy = source_cfn.cfn_options.deletion_policy
+    cfn.cfn_options.update_replace_policy = source_cfn.cfn_options.update_replace_policy
+    # A deterministic name, unique by construct path, with room for ".fifo" (SQS CreateQueue
+    # QueueName: at most 80 characters including the suffix).
+    cfn.queue_name = Names.unique_resource_name(
+        failures,
+        max_length=limits.QUEUE_NAME_MAX_LENGTH - len(limits.FIFO_SUFFIX),
+        allowed_special_characters="-_",
+    ) + (limits.FIFO_SUFFIX if queue.fifo else "")
+    for rule, reason in SNS_DELIVERY_FAILURES_ACKNOWLEDGMENTS.items():
+        Validations.of(failures).acknowledge(Acknowledgment(id=rule, reason=reason))
+    name = queue.queue_name
+    alarm = create_alarm(
+        queue,
+        AlarmSpec(
+            SNS_DELIVERY_FAILURES_ALARM_ID,
+            queue_metric(failures, limits.METRIC_VISIBLE),
+            1,
+            1,
+            f"{name}-sns-delivery-failures",
+            f"SNS could not deliver messages to {name} (the queue or key policy refused them, or "
+            "the queue was unavailable) and put them in its SNS delivery-failures queue once its "
+            "retries ended. Fix the cause, then send them to the queue again yourself: "
+            "StartMessageMoveTask cannot move them (their source is not a queue).",
+        ),
+        queue._alarm_actions,
+        queue._ok_actions,
+    )
+    found = SnsDeliveryFailures(failures, alarm)
+    queue.sns_delivery_failures = found
+    return found
+
+
+# Why the delivery-failures queue answers two cdk-nag rules as it does.
+SNS_DELIVERY_FAILURES_ACKNOWLEDGMENTS = {
+    "Serverless::Serverless-SQSRedrivePolicy": "This queue is the dead-letter queue of an SNS "
+    "subscription; a dead-letter queue of its own would hide failed deliveries from its depth "
+    "alarm.",
+    "AwsSolutions::AwsSolutions-SQS3": "This queue is the dead-letter queue of an SNS "
+    "subscription (its RedrivePolicy), which the rule does not recognise as a dead-letter use.",
+}

@@ -235,6 +235,9 @@ class ResilientQueue(Construct):
         """The source queue."""
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
+        self.sns_delivery_failures: producers.SnsDeliveryFailures | None = None
+        """What SNS could not deliver to the source queue: a queue and its depth alarm, created
+        by the first ``add_producer`` of a topic (docs/kms.md). None without a topic."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
         """The consumers of the dead-letter queue (``add_dead_letter_consumer``)."""
         self.in_flight_threshold: int = in_flight_alarm_threshold or policy.in_flight_threshold(

@@ -110,20 +110,27 @@ def grant_on_queue(
     grant = iam.Grant.add_to_principal_or_resource(
         grantee=grantee, actions=list(actions), resource_arns=[queue.queue_arn], resource=queue
     )
-    if not grant.success:
-        warn_statement(
-            warn_on,
-            "queuePolicyNotAdded",
-            f"{purpose}: the queue {render(queue.queue_arn, queue)} is not defined in this app "
-            "and the principal has no policy this app can change; add the statement to the "
-            "queue's policy where the queue is managed",
-            iam.PolicyStatement(
-                principals=[grantee.grant_principal],
-                actions=list(actions),
-                resources=[queue.queue_arn],
-            ),
-        )
-    return grant
+    # A principal of another account needs the queue policy too, which only a queue defined in
+    # this app can get. iam.Grant reports success anyway: an imported role in another account
+    # says its statement was added, and an imported queue's dropped statement is still listed.
+    missing_resource = _other_account(grantee.grant_principal, queue) and not isinstance(
+        queue, sqs.Queue
+    )
+    if grant.success and not missing_resource:
+        return grant
+    warn_statement(
+        warn_on,
+        "queuePolicyNotAdded",
+        f"{purpose}: the queue {render(queue.queue_arn, queue)} is not defined in this app, so "
+        "its queue policy cannot get the statement the principal needs; add it where the queue "
+        "is managed",
+        iam.PolicyStatement(
+            principals=[grantee.grant_principal],
+            actions=list(actions),
+            resources=[queue.queue_arn],
+        ),
+    )
+    return iam.Grant.drop(grantee, purpose)
 
 
 class KeyViaSqsQueue(sqs.Queue):

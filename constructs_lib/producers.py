@@ -121,12 +121,12 @@ def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
     stack = Stack.of(queue)
     dead_letter_queue, source = queue.dead_letter_queue, queue.queue
     purpose = f"grant_redrive of {queue.node.path}"
-    grant = grants.grant_on_queue(
-        grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS, queue, purpose
-    )
-    grant = grant.combine(
-        grants.grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS, queue, purpose)
-    )
+    parts = [
+        grants.grant_on_queue(
+            grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS, queue, purpose
+        ),
+        grants.grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS, queue, purpose),
+    ]
     # The move reads each message from the DLQ (decrypt with the DLQ's key) and sends it to the
     # source (a data key of the source's key). SQS developer guide, key management.
     dead_letter_key = _customer_key(dead_letter_queue.encryption_master_key, stack)
@@ -154,15 +154,20 @@ def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
             ),
         )
     if dead_letter_key is not None:
-        grant = grant.combine(
+        parts.append(
             grants.grant_key_via_sqs(
                 dead_letter_key, grantee, limits.KMS_RECEIVE_ACTIONS, queue, purpose
             )
         )
     if source_key is not None:
-        grant = grant.combine(
-            grants.grant_key_via_sqs(source_key, grantee, source_actions, queue, purpose)
-        )
+        parts.append(grants.grant_key_via_sqs(source_key, grantee, source_actions, queue, purpose))
+    if not all(part.success for part in parts):
+        # iam.Grant.combine reports success when any part succeeded; a redrive that lacks one
+        # statement fails, so the grant says so (each missing statement was warned about).
+        return iam.Grant.drop(grantee, purpose)
+    grant = parts[0]
+    for part in parts[1:]:
+        grant = grant.combine(part)
     return grant
 
 

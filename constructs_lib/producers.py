@@ -8,20 +8,33 @@ Each producer goes through CDK's own integration (``aws_sns_subscriptions.SqsSub
 ``aws_events_targets.SqsQueue``, ``aws_s3_notifications.SqsDestination``), which writes the
 subscription, target or notification and, mostly, the permissions. What aws-cdk-lib 2.275 writes
 was read from its synthesized templates and source; this module adds only what is missing, and
-binds the one case where CDK's permissions are too wide itself (docs/kms.md has the table):
+binds the cases where CDK's permissions are too wide itself (docs/kms.md has the table):
 
 - SNS: queue policy ``sqs:SendMessage`` with ``aws:SourceArn`` = the topic. With a customer key,
   a key policy statement for ``kms:Decrypt`` and ``kms:GenerateDataKey``, scoped to the topic
   only with the feature flag ``@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption``.
-  Nothing added; a warning when the flag is off.
+  Nothing added to the key; a warning when the flag is off. What SNS cannot deliver goes to a
+  queue of its own (``sns_delivery_failures``), not the source's DLQ: StartMessageMoveTask
+  cannot move it back (its source is not a queue) and the consumer did not fail it.
 - EventBridge, SSE-SQS: queue policy with ``aws:SourceArn`` = the rule. Nothing added.
 - EventBridge, SSE-KMS: CDK drops ``aws:SourceArn`` from both policies (the key policy would refer
   to the rule, which refers to the queue, which refers to the key: a cycle, aws-cdk #11158), so
   any account's rules may send (aws-cdk #22740), or, with the flag
-  ``@aws-cdk/aws-events:eventsTargetQueueSameAccount``, any rule of the account. Bound here.
-- S3: queue policy with ``aws:SourceArn`` = the bucket; with a customer key, key statements both
-  scoped to the bucket and unscoped (S3 checks a new destination with a test message). Nothing
-  added.
+  ``@aws-cdk/aws-events:eventsTargetQueueSameAccount``, any rule of the account. Bound here: the
+  queue policy to the rule, the key policy to the rule's account (``aws:SourceAccount``). The
+  queue's ARN is known without a reference (a deterministic name), so the key statement could
+  also require the encryption context ``kms:EncryptionContext:aws:sqs:arn``; it does not, because
+  no AWS document found states that SQS sends that context (only third-party code shows it),
+  and a wrong condition would drop every event silently (docs/kms.md).
+- S3, SSE-SQS: SqsDestination's queue policy with ``aws:SourceArn`` = the bucket. Nothing added.
+- S3, SSE-KMS: SqsDestination would write a key statement without any condition (any bucket of
+  any account) and grant ``kms:Encrypt`` and ``kms:ReEncrypt*`` beside the scoped one. Written
+  here instead: ``sqs:SendMessage`` on the queue and ``kms:GenerateDataKey``, ``kms:Decrypt`` on
+  the key, both with ``aws:SourceArn`` = the bucket and ``aws:SourceAccount`` = its account (a
+  bucket ARN names no account).
+
+Statements that cannot be attached (an imported key's or queue's policy) are warnings that hold
+the statement as JSON (``constructs_lib.grants``).
 """
 
 from __future__ import annotations

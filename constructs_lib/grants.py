@@ -90,7 +90,9 @@ def _other_account(principal: iam.IPrincipal, resource: IConstruct) -> bool:
     account = principal.principal_account
     if account is None:
         return False
-    own = Stack.of(resource).account
+    # An imported resource's account is the one its ARN names (``env``), not the stack's.
+    env = getattr(resource, "env", None)
+    own = env.account if env is not None else Stack.of(resource).account
     if own == account:
         return False
     # Token.compare_strings's rule, without its comparison objects (jsii proxies compare unequal):

@@ -227,3 +227,20 @@ def test_a_queue_created_here_gives_no_warning(env_stack: cdk.Stack) -> None:
     queue.add_producer(sns.Topic(env_stack, "Topic"))
 
     assert [m for m in warnings(env_stack) if "add" in m and "\n{" in m] == []
+
+
+def test_a_key_of_another_account_warns_that_its_policy_must_name_the_consumer(
+    env_stack: cdk.Stack,
+) -> None:
+    # The key's account is the one its ARN names: its policy must trust this account's role.
+    other_key = IMPORTED_KEY.replace(ACCOUNT, OTHER_ACCOUNT)
+    key = kms.Key.from_key_arn(env_stack, "Key", other_key)
+    queue = ResilientQueue(env_stack, "Orders", queue_name="orders", encryption_key=key)
+
+    queue.add_lambda_consumer(function(env_stack))
+
+    [message] = [m for m in warnings(env_stack) if other_key in m]
+    statement = pasted(message)
+    assert statement["Action"] == "kms:Decrypt"
+    assert statement["Condition"] == VIA_SQS
+    assert "Fn::GetAtt" not in json.dumps(statement) and "${" in json.dumps(statement["Principal"])

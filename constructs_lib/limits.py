@@ -171,3 +171,19 @@ def in_flight_quota(fifo: bool) -> int:
 def max_batch_size(fifo: bool) -> int:
     """The largest batch an SQS event source may take from a queue of this type."""
     return BATCH_SIZE_MAX_FIFO if fifo else BATCH_SIZE_MAX_STANDARD
+
+
+# --- KMS conditions for SQS (KMS developer guide, condition keys: kms:ViaService) ---------------
+# A principal that needs a queue's key only through SQS: KMS requests SQS makes on its behalf
+# carry kms:ViaService = sqs.<region>.amazonaws.com. KMS developer guide, conditions-kms.
+KMS_VIA_SERVICE_KEY: Final = "kms:ViaService"
+SQS_VIA_SERVICE: Final = "sqs.{region}.amazonaws.com"
+# What an AWS service that sends to an SSE-KMS queue needs of its key: kms:GenerateDataKey and
+# kms:Decrypt, nothing more. SQS developer guide, key management, "Configure KMS permissions for
+# AWS services".
+KMS_SERVICE_PRODUCER_ACTIONS: Final = ("kms:GenerateDataKey", "kms:Decrypt")
+# Source conditions for a service principal (IAM guide, global condition keys; S3 user guide,
+# grant-destinations-permissions-to-s3: a bucket's ARN names no account, so aws:SourceAccount
+# keeps a bucket of the same name in another account out).
+SOURCE_ARN_KEY: Final = "aws:SourceArn"
+SOURCE_ACCOUNT_KEY: Final = "aws:SourceAccount"

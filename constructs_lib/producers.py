@@ -8,29 +8,44 @@ Each producer goes through CDK's own integration (``aws_sns_subscriptions.SqsSub
 ``aws_events_targets.SqsQueue``, ``aws_s3_notifications.SqsDestination``), which writes the
 subscription, target or notification and, mostly, the permissions. What aws-cdk-lib 2.275 writes
 was read from its synthesized templates and source; this module adds only what is missing, and
-binds the one case where CDK's permissions are too wide itself (docs/kms.md has the table):
+binds the cases where CDK's permissions are too wide itself (docs/kms.md has the table):
 
 - SNS: queue policy ``sqs:SendMessage`` with ``aws:SourceArn`` = the topic. With a customer key,
   a key policy statement for ``kms:Decrypt`` and ``kms:GenerateDataKey``, scoped to the topic
   only with the feature flag ``@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption``.
-  Nothing added; a warning when the flag is off.
+  Nothing added to the key; a warning when the flag is off. What SNS cannot deliver goes to a
+  queue of its own (``sns_delivery_failures``), not the source's DLQ: StartMessageMoveTask
+  cannot move it back (its source is not a queue) and the consumer did not fail it.
 - EventBridge, SSE-SQS: queue policy with ``aws:SourceArn`` = the rule. Nothing added.
 - EventBridge, SSE-KMS: CDK drops ``aws:SourceArn`` from both policies (the key policy would refer
   to the rule, which refers to the queue, which refers to the key: a cycle, aws-cdk #11158), so
   any account's rules may send (aws-cdk #22740), or, with the flag
-  ``@aws-cdk/aws-events:eventsTargetQueueSameAccount``, any rule of the account. Bound here.
-- S3: queue policy with ``aws:SourceArn`` = the bucket; with a customer key, key statements both
-  scoped to the bucket and unscoped (S3 checks a new destination with a test message). Nothing
-  added.
+  ``@aws-cdk/aws-events:eventsTargetQueueSameAccount``, any rule of the account. Bound here: the
+  queue policy to the rule, the key policy to the rule's account (``aws:SourceAccount``). The
+  queue's ARN is known without a reference (a deterministic name), so the key statement could
+  also require the encryption context ``kms:EncryptionContext:aws:sqs:arn``; it does not, because
+  no AWS document found states that SQS sends that context (only third-party code shows it),
+  and a wrong condition would drop every event silently (docs/kms.md).
+- S3, SSE-SQS: SqsDestination's queue policy with ``aws:SourceArn`` = the bucket. Nothing added.
+- S3, SSE-KMS: SqsDestination would write a key statement without any condition (any bucket of
+  any account) and grant ``kms:Encrypt`` and ``kms:ReEncrypt*`` beside the scoped one. Written
+  here instead: ``sqs:SendMessage`` on the queue and ``kms:GenerateDataKey``, ``kms:Decrypt`` on
+  the key, both with ``aws:SourceArn`` = the bucket and ``aws:SourceAccount`` = its account (a
+  bucket ARN names no account).
+
+Statements that cannot be attached (an imported key's or queue's policy) are warnings that hold
+the statement as JSON (``constructs_lib.grants``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import jsii
-from aws_cdk import FeatureFlags, Names, Stack, Token
+from aws_cdk import Acknowledgment, Duration, FeatureFlags, Names, Stack, Token, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -42,7 +57,8 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces import aws_events as events_refs
 
-from constructs_lib import limits, policy
+from constructs_lib import grants, limits, policy
+from constructs_lib.alarms import AlarmSpec, create_alarm, queue_metric
 from constructs_lib.errors import Problem
 from constructs_lib.kinds import implements
 
@@ -112,11 +128,18 @@ def _key_policy_editable(key: kms.IKey) -> bool:
 
 def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
     """What moving dead letters back to the source takes (StartMessageMoveTask, and listing and
-    cancelling move tasks), on exactly the two queues and their customer keys."""
+    cancelling move tasks), on exactly the two queues and their customer keys, the keys bound to
+    SQS (``kms:ViaService``). What cannot be attached (an imported queue's policy, an imported
+    key's policy) is warned about with the statement to add."""
     stack = Stack.of(queue)
     dead_letter_queue, source = queue.dead_letter_queue, queue.queue
-    grant = _grant_on_queue(grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS)
-    grant = grant.combine(_grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS))
+    purpose = f"grant_redrive of {queue.node.path}"
+    parts = [
+        grants.grant_on_queue(
+            grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS, queue, purpose
+        ),
+        grants.grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS, queue, purpose),
+    ]
     # The move reads each message from the DLQ (decrypt with the DLQ's key) and sends it to the
     # source (a data key of the source's key). SQS developer guide, key management.
     dead_letter_key = _customer_key(dead_letter_queue.encryption_master_key, stack)
@@ -125,21 +148,40 @@ def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
     if dead_letter_key and source_key and _same_key(dead_letter_key, source_key, stack):
         source_actions = tuple(dict.fromkeys(limits.KMS_SEND_ACTIONS + limits.KMS_RECEIVE_ACTIONS))
         dead_letter_key = None
-    # Key.grant: an identity statement on the key's ARN for a principal of the key's account,
-    # the key policy for others (a key must trust a principal of another account itself).
+    if dead_letter_queue.encryption_master_key is None and not isinstance(
+        dead_letter_queue, sqs.Queue
+    ):
+        # An imported DLQ hides its encryption: if a customer key encrypts it, the move cannot
+        # read its messages without kms:Decrypt on that key.
+        grants.warn_statement(
+            queue,
+            "deadLetterKeyUnknown",
+            f"{purpose}: the dead_letter_queue {grants.render(dead_letter_queue.queue_arn, queue)} "
+            "was imported without its encryption_master_key, so no key was granted. If a "
+            "customer managed key encrypts it, add this statement to the principal's policy with "
+            "that key's ARN (or import the queue with Queue.from_queue_attributes(key_arn=...))",
+            iam.PolicyStatement(
+                actions=list(limits.KMS_RECEIVE_ACTIONS),
+                resources=["<ARN of the dead-letter queue's key>"],
+                conditions=grants.via_sqs_conditions(queue),
+            ),
+        )
     if dead_letter_key is not None:
-        grant = grant.combine(dead_letter_key.grant(grantee, *limits.KMS_RECEIVE_ACTIONS))
+        parts.append(
+            grants.grant_key_via_sqs(
+                dead_letter_key, grantee, limits.KMS_RECEIVE_ACTIONS, queue, purpose
+            )
+        )
     if source_key is not None:
-        grant = grant.combine(source_key.grant(grantee, *source_actions))
+        parts.append(grants.grant_key_via_sqs(source_key, grantee, source_actions, queue, purpose))
+    if not all(part.success for part in parts):
+        # iam.Grant.combine reports success when any part succeeded; a redrive that lacks one
+        # statement fails, so the grant says so (each missing statement was warned about).
+        return iam.Grant.drop(grantee, purpose)
+    grant = parts[0]
+    for part in parts[1:]:
+        grant = grant.combine(part)
     return grant
-
-
-def _grant_on_queue(
-    grantee: iam.IGrantable, queue: sqs.IQueue, actions: Sequence[str]
-) -> iam.Grant:
-    return iam.Grant.add_to_principal_or_resource(
-        grantee=grantee, actions=list(actions), resource_arns=[queue.queue_arn], resource=queue
-    )
 
 
 def _customer_key(key: kms.IKey | None, stack: Stack) -> kms.IKey | None:
@@ -192,17 +234,17 @@ def producer_problems(
         problems += _rule_problems(queue, cast(events.IRule, source), message_group_id)
     else:
         problems += _bucket_problems(queue, cast(s3.IBucket, source))
-    if key is not None and not _key_policy_editable(key) and kind != "bucket":
-        # CDK leaves an imported key's policy alone without a word (S3's integration warns
-        # itself); the service's messages are refused until the key's owner allows it.
+    if key is not None and not _key_policy_editable(key):
+        # CDK leaves an imported key's policy alone without a word; the service's messages are
+        # refused until the key's owner allows it.
         problems.append(
             Problem(
                 "encryption_key",
-                key,
+                grants.render(key.key_arn, queue),
                 f"is not defined in this app, so its key policy cannot get the statement {service} "
-                f"needs: {_PRINCIPAL[kind]} may use kms:GenerateDataKey and kms:Decrypt "
-                f"{_key_condition_text(kind, source)}",
-                "add that statement to the key's policy where the key is managed",
+                "needs to encrypt messages for the queue",
+                "add this statement to the key's policy where the key is managed:\n"
+                + grants.statement_json(_producer_key_statement(kind, source, queue), queue),
                 severity="warning",
             )
         )
@@ -389,12 +431,23 @@ def _twice(queue: ResilientQueue, source: Any, what: str) -> Problem:
     )
 
 
-def _key_condition_text(kind: str, source: Any) -> str:
-    """The condition of the key statement this module or CDK would write, in words."""
+def _producer_key_statement(kind: str, source: Any, queue: ResilientQueue) -> iam.PolicyStatement:
+    """The key policy statement a producer's service needs, with the conditions this module (or
+    CDK, for SNS) writes."""
+    if kind == "bucket":
+        return bucket_statements(queue, source)[1]
     if kind == "rule":
-        return f"when aws:SourceAccount is the account of {source.node.path}"
-    arn: str = source.topic_arn
-    return f"when aws:SourceArn is {arn if not Token.is_unresolved(arn) else source.node.path}"
+        conditions: dict[str, dict[str, Any]] = {
+            "StringEquals": {limits.SOURCE_ACCOUNT_KEY: source.env.account}
+        }
+    else:
+        conditions = {"ArnEquals": {limits.SOURCE_ARN_KEY: source.topic_arn}}
+    return iam.PolicyStatement(
+        principals=[iam.ServicePrincipal(_PRINCIPAL[kind])],
+        actions=list(limits.KMS_SERVICE_PRODUCER_ACTIONS),
+        resources=["*"],
+        conditions=conditions,
+    )
 
 
 # --- producers: the wiring ------------------------------------------------------------------
@@ -413,25 +466,91 @@ def add_producer(
     if kind == "topic":
         topic = cast(sns.ITopic, source)
         # Everything SNS needs comes from SqsSubscription (see the module docstring). A message
-        # SNS cannot deliver (a broken queue or key policy) goes to the queue's own DLQ once
-        # SNS's retries end, instead of being dropped: the DLQ's alarms then see it.
+        # SNS cannot deliver (a broken queue or key policy) goes, once SNS's retries end, to a
+        # queue of its own rather than being dropped, and its alarm fires. Not the source's DLQ:
+        # StartMessageMoveTask cannot move such a message back (its source is not a queue; SQS
+        # API StartMessageMoveTask), and it is not a message the consumer failed. Subscription
+        # writes the failures queue's statement (sqs:SendMessage for the topic, aws:SourceArn).
+        failures = sns_delivery_failures(queue)
         return topic.add_subscription(
             subscriptions.SqsSubscription(
                 queue.queue,
                 raw_message_delivery=raw_message_delivery,
-                dead_letter_queue=queue.dead_letter_queue,
+                dead_letter_queue=failures.queue,
             )
         )
     if kind == "rule":
         assert isinstance(source, events.Rule)
         return _add_rule_target(queue, source, message_group_id)
     bucket = cast(s3.IBucket, source)
-    # SqsDestination writes the queue policy scoped to the bucket and the key statements.
+    key = queue.queue.encryption_master_key
+    destination: s3.IBucketNotificationDestination
+    if key is None:
+        # SSE-SQS: SqsDestination's queue policy is scoped to the bucket; no key statement.
+        destination = s3_notifications.SqsDestination(queue.queue)
+    else:
+        # SSE-KMS: SqsDestination would also write an unconditioned key statement for
+        # s3.amazonaws.com (any bucket of any account) and grant kms:Encrypt and kms:ReEncrypt*
+        # beside it. Written here instead: SendMessage, GenerateDataKey and Decrypt only, each
+        # bound to this bucket and its account (a bucket ARN names no account).
+        _allow_bucket(queue, bucket, key)
+        destination = _EncryptedQueueDestination(queue.queue)
     for event in s3_events:
-        bucket.add_event_notification(
-            event, s3_notifications.SqsDestination(queue.queue), *s3_filters
-        )
+        bucket.add_event_notification(event, destination, *s3_filters)
     return None
+
+
+def _bucket_conditions(bucket: s3.IBucket) -> dict[str, dict[str, Any]]:
+    return {
+        "ArnLike": {limits.SOURCE_ARN_KEY: bucket.bucket_arn},
+        "StringEquals": {limits.SOURCE_ACCOUNT_KEY: bucket.env.account},
+    }
+
+
+def bucket_statements(
+    queue: ResilientQueue, bucket: s3.IBucket
+) -> tuple[iam.PolicyStatement, iam.PolicyStatement]:
+    """The queue policy and key policy statements S3 needs to notify the queue of ``bucket``."""
+    principal = iam.ServicePrincipal(_PRINCIPAL["bucket"])
+    conditions = _bucket_conditions(bucket)
+    queue_statement = iam.PolicyStatement(
+        principals=[principal],
+        actions=["sqs:SendMessage"],
+        resources=[queue.queue.queue_arn],
+        conditions=conditions,
+    )
+    key_statement = iam.PolicyStatement(
+        principals=[principal],
+        actions=list(limits.KMS_SERVICE_PRODUCER_ACTIONS),
+        # In a key policy "*" is the key itself.
+        resources=["*"],
+        conditions=conditions,
+    )
+    return queue_statement, key_statement
+
+
+def _allow_bucket(queue: ResilientQueue, bucket: s3.IBucket, key: kms.IKey) -> None:
+    queue_statement, key_statement = bucket_statements(queue, bucket)
+    queue.queue.add_to_resource_policy(queue_statement)
+    # An imported key: nothing written; producer_problems warned with the statement.
+    key.add_to_resource_policy(key_statement, True)
+
+
+@jsii.implements(s3.IBucketNotificationDestination)
+class _EncryptedQueueDestination:
+    """An SSE-KMS queue as a bucket notification destination, without the grants of
+    ``aws_s3_notifications.SqsDestination`` (``_allow_bucket`` writes narrower ones)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self.queue = queue
+
+    def bind(self, scope: Any, bucket: Any) -> s3.BucketNotificationDestinationConfig:
+        return s3.BucketNotificationDestinationConfig(
+            arn=self.queue.queue_arn,
+            type=s3.BucketNotificationDestinationType.QUEUE,
+            # The notification waits for the queue policy, as SqsDestination's does.
+            dependencies=[self.queue],
+        )
 
 
 def _add_rule_target(
@@ -489,3 +608,85 @@ class _EncryptedQueueTarget:
             if self.message_group_id is None
             else events.CfnRule.SqsParametersProperty(message_group_id=self.message_group_id),
         )
+
+
+# --- SNS delivery failures ------------------------------------------------------------------
+
+SNS_DELIVERY_FAILURES_ID = "SnsDeliveryFailures"
+SNS_DELIVERY_FAILURES_ALARM_ID = "SnsDeliveryFailuresDepthAlarm"
+
+
+@dataclass(frozen=True)
+class SnsDeliveryFailures:
+    """The queue that holds what SNS could not deliver to a ResilientQueue's source queue, and
+    its depth alarm. Kept apart from the dead-letter queue: SQS cannot move these messages back
+    with StartMessageMoveTask (their source is not a queue), and they are not messages the
+    consumer failed."""
+
+    queue: sqs.Queue
+    depth_alarm: cloudwatch.Alarm
+
+
+def sns_delivery_failures(queue: ResilientQueue) -> SnsDeliveryFailures:
+    """The SNS delivery-failures queue of ``queue``, created with the first topic: the source's
+    type, key, message size and removal policy, the dead-letter queue's retention, TLS enforced,
+    and an alarm at one visible message."""
+    existing = queue.sns_delivery_failures
+    if existing is not None:
+        return existing
+    retention = queue.dead_letter_retention
+    failures = grants.KeyViaSqsQueue(
+        queue,
+        SNS_DELIVERY_FAILURES_ID,
+        fifo=queue.fifo or None,
+        retention_period=Duration.seconds(
+            retention if isinstance(retention, int) else limits.RETENTION_MAX
+        ),
+        max_message_size_bytes=queue.max_message_size,
+        encryption=queue.queue.encryption_type,
+        encryption_master_key=queue.queue.encryption_master_key,
+        enforce_ssl=True,
+    )
+    cfn = cast(sqs.CfnQueue, failures.node.default_child)
+    source_cfn = cast(sqs.CfnQueue, queue.queue.node.default_child)
+    cfn.cfn_options.deletion_policy = source_cfn.cfn_options.deletion_policy
+    cfn.cfn_options.update_replace_policy = source_cfn.cfn_options.update_replace_policy
+    # A deterministic name, unique by construct path, with room for ".fifo" (SQS CreateQueue
+    # QueueName: at most 80 characters including the suffix).
+    cfn.queue_name = Names.unique_resource_name(
+        failures,
+        max_length=limits.QUEUE_NAME_MAX_LENGTH - len(limits.FIFO_SUFFIX),
+        allowed_special_characters="-_",
+    ) + (limits.FIFO_SUFFIX if queue.fifo else "")
+    for rule, reason in SNS_DELIVERY_FAILURES_ACKNOWLEDGMENTS.items():
+        Validations.of(failures).acknowledge(Acknowledgment(id=rule, reason=reason))
+    name = queue.queue_name
+    alarm = create_alarm(
+        queue,
+        AlarmSpec(
+            SNS_DELIVERY_FAILURES_ALARM_ID,
+            queue_metric(failures, limits.METRIC_VISIBLE),
+            1,
+            1,
+            f"{name}-sns-delivery-failures",
+            f"SNS could not deliver messages to {name} (the queue or key policy refused them, or "
+            "the queue was unavailable) and put them in its SNS delivery-failures queue once its "
+            "retries ended. Fix the cause, then send them to the queue again yourself: "
+            "StartMessageMoveTask cannot move them (their source is not a queue).",
+        ),
+        queue._alarm_actions,
+        queue._ok_actions,
+    )
+    found = SnsDeliveryFailures(failures, alarm)
+    queue.sns_delivery_failures = found
+    return found
+
+
+# Why the delivery-failures queue answers two cdk-nag rules as it does.
+SNS_DELIVERY_FAILURES_ACKNOWLEDGMENTS = {
+    "Serverless::Serverless-SQSRedrivePolicy": "This queue is the dead-letter queue of an SNS "
+    "subscription; a dead-letter queue of its own would hide failed deliveries from its depth "
+    "alarm.",
+    "AwsSolutions::AwsSolutions-SQS3": "This queue is the dead-letter queue of an SNS "
+    "subscription (its RedrivePolicy), which the rule does not recognise as a dead-letter use.",
+}

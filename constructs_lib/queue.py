@@ -31,7 +31,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
-from constructs_lib import acknowledgments, docstrings, limits, policy, producers, props
+from constructs_lib import acknowledgments, docstrings, grants, limits, policy, producers, props
 from constructs_lib.alarms import (
     ALARM_NAME_MAX_LENGTH,
     RUNBOOK,
@@ -221,7 +221,8 @@ class ResilientQueue(Construct):
             max_message_size,
         )
         """The dead-letter queue (created, or the one given)."""
-        self.queue = sqs.Queue(
+        # Grants on the key are bound to SQS (kms:ViaService); constructs_lib.grants.
+        self.queue: sqs.Queue = grants.KeyViaSqsQueue(
             self,
             "Queue",
             queue_name=self.queue_name,
@@ -243,6 +244,9 @@ class ResilientQueue(Construct):
         """The source queue."""
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
+        self.sns_delivery_failures: producers.SnsDeliveryFailures | None = None
+        """What SNS could not deliver to the source queue: a queue and its depth alarm, created
+        by the first ``add_producer`` of a topic (docs/kms.md). None without a topic."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
         """The consumers of the dead-letter queue (``add_dead_letter_consumer``)."""
         self.in_flight_threshold: int = in_flight_alarm_threshold or policy.in_flight_threshold(
@@ -439,14 +443,22 @@ class ResilientQueue(Construct):
         On the DLQ: start, list and cancel move tasks, receive, delete and get attributes; on
         the source: send and get attributes; with customer KMS keys, ``kms:Decrypt`` on the
         DLQ's key and ``kms:GenerateDataKey`` and ``kms:Decrypt`` on the source's (one
-        statement when they are the same key). Every statement names exactly these queues and
-        keys. A ``dead_letter_queue`` you gave contributes its ``encryption_master_key``; if it
-        was imported without one, grant its key yourself. The AWS managed key
-        ``alias/aws/sqs`` needs no grant: its policy admits the account's principals.
+        statement when they are the same key), each bound to SQS with ``kms:ViaService``
+        (``sqs.<region>.amazonaws.com``): the grantee cannot use the key outside SQS. Every
+        statement names exactly these queues and keys; a principal of another account is also
+        named in the key policy, with the same condition. A ``dead_letter_queue`` you gave
+        contributes its ``encryption_master_key``; if it was imported without one, a warning
+        gives the key statement to add. The AWS managed key ``alias/aws/sqs`` needs no grant:
+        its policy admits the account's principals.
+
+        A statement this app cannot attach (an imported queue's or key's policy, for a
+        principal of another account) is a warning that holds the statement as JSON, and the
+        returned grant's ``success`` is then False.
 
         :param grantee: a role, user, group or function (``iam.IGrantable``), usually the
             operator's role or the redrive tool's.
-        :returns: the combined grant (``iam.Grant``), for dependencies.
+        :returns: the combined grant (``iam.Grant``), for dependencies; ``success`` False when a
+            statement could not be attached (see the warnings).
         """
         props.REDRIVE.check_kinds(lambda: self.node.path, {"grantee": grantee})
         return producers.grant_redrive(self, grantee)
@@ -462,18 +474,22 @@ class ResilientQueue(Construct):
     ) -> sns.Subscription | events.IRuleTarget | None:
         """Let an SNS topic, an EventBridge rule or an S3 bucket send to the source queue.
 
-        Wires the subscription, rule target or bucket notifications through CDK's own
-        integrations, with a queue policy statement for the service that only this source
-        satisfies (``aws:SourceArn``) and, with a customer KMS key, the key policy statements
-        the service needs (``kms:GenerateDataKey``, ``kms:Decrypt``). See docs/kms.md for what
-        CDK writes and what this adds.
+        Wires the subscription, rule target or bucket notifications, with a queue policy
+        statement for the service that only this source satisfies (``aws:SourceArn``) and, with
+        a customer KMS key, a key policy statement for ``kms:GenerateDataKey`` and
+        ``kms:Decrypt`` bound to the source (``aws:SourceArn``, and ``aws:SourceAccount`` for a
+        bucket or rule). The first topic also creates the queue that holds what SNS cannot
+        deliver (``sns_delivery_failures``: the source's type, key and message size, the DLQ's
+        retention, and a depth alarm), kept apart from the DLQ. See docs/kms.md for what CDK
+        writes and what this adds or narrows.
 
         Errors (``ConfigurationError``): a queue encrypted with the AWS managed key
         ``alias/aws/sqs`` (those services could never encrypt for it); a FIFO queue with a
         bucket (S3 cannot notify FIFO queues), with a standard topic, or with a rule but no
         ``message_group_id`` or no content-based deduplication; an imported rule; a rule or
         bucket in another stack; a topic or rule added twice; an argument for another kind of
-        source. Warnings: a customer key whose policy this app cannot change (imported), and an
+        source. Warnings: a customer key whose policy this app cannot change (imported; the
+        warning holds the statement to add, as JSON), and an
         SNS key statement left unscoped because the app's feature flag
         ``@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption`` is off.
 
@@ -738,7 +754,7 @@ class ResilientQueue(Construct):
         removal_policy: RemovalPolicy | None,
         max_message_size: int | None,
     ) -> sqs.Queue:
-        dead_letter_queue = sqs.Queue(
+        dead_letter_queue = grants.KeyViaSqsQueue(
             self,
             "DeadLetterQueue",
             queue_name=policy.dead_letter_queue_name(self.queue_name, self.fifo),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Acknowledgment, ArnFormat, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -55,10 +55,34 @@ class PipelinesStack(Stack):
             enable_key_rotation=True,
             description="Encrypts the payment queues, the alarm topic and the consumers' logs",
         )
-        # CloudWatch Logs and CloudWatch alarms (publishing to the encrypted topic) use the key.
-        key.grant_encrypt_decrypt(iam.ServicePrincipal(f"logs.{self.region}.amazonaws.com"))
-        key.grant(
-            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
+        # CloudWatch Logs and CloudWatch alarms (publishing to the encrypted topic) use the key,
+        # each bound to this account's resources: Logs by the log group's encryption context
+        # (CloudWatch Logs user guide, encrypt-log-data-kms), CloudWatch by the source account
+        # (IAM guide, aws:SourceAccount; SNS developer guide, key management).
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal(f"logs.{self.region}.amazonaws.com")],
+                actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*"],
+                resources=["*"],
+                conditions={
+                    "ArnLike": {
+                        "kms:EncryptionContext:aws:logs:arn": self.format_arn(
+                            service="logs",
+                            resource="log-group",
+                            resource_name="*",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                    }
+                },
+            )
+        )
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],
+                conditions={"StringEquals": {"aws:SourceAccount": self.account}},
+            )
         )
         alarm_topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
         alarm_actions = [cloudwatch_actions.SnsAction(alarm_topic)]

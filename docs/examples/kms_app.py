@@ -22,9 +22,11 @@ def function(construct_id: str) -> lambda_.Function:
 
 # One key encrypts the source queue and its DLQ (SSE-KMS on both).
 ledger = ResilientQueue(stack, "Ledger", encryption_key=key)
-# The consumer gets kms:Decrypt on this key along with its queue permissions.
+# The consumer gets kms:Decrypt on this key, through SQS only (kms:ViaService), along with its
+# queue permissions.
 ledger.add_lambda_consumer(function("Post"))
-# Producers need the key too: grant_send_messages adds kms:GenerateDataKey* and kms:Decrypt.
+# Producers need the key too: grant_send_messages adds kms:GenerateDataKey* and kms:Decrypt,
+# also bound to SQS.
 ledger.queue.grant_send_messages(function("Publish"))
 
 app.synth()

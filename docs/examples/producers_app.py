@@ -14,6 +14,7 @@ key = kms.Key(stack, "QueueKey", enable_key_rotation=True)
 intake = ResilientQueue(stack, "Intake", encryption_key=key)
 
 # Each producer may send to the queue and use its key; each statement names that producer.
+# The topic's undeliverable messages go to intake.sns_delivery_failures, not the DLQ.
 orders = sns.Topic(stack, "Orders")
 intake.add_producer(orders, raw_message_delivery=True)
 refunds = events.Rule(stack, "Refunds", event_pattern=events.EventPattern(source=["shop.refunds"]))
@@ -21,7 +22,8 @@ intake.add_producer(refunds)
 uploads = s3.Bucket(stack, "Uploads", enforce_ssl=True)
 intake.add_producer(uploads, s3_filters=[s3.NotificationKeyFilter(prefix="incoming/")])
 
-# The operator may move dead letters back to the source, and list and cancel those moves.
+# The operator may move dead letters back to the source, and list and cancel those moves; its
+# key statements hold only through SQS (kms:ViaService).
 operator = iam.Role(stack, "Operator", assumed_by=iam.AccountRootPrincipal())
 intake.grant_redrive(operator)
 

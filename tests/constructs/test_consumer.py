@@ -174,9 +174,17 @@ def test_consumer_may_decrypt_with_the_queues_key_and_nothing_more(
     queue.add_lambda_consumer(make_function())
 
     key_statements = [s for s in consumer_statements(stack) if "kms" in str(s["Action"])]
+    # Only through SQS (kms:ViaService): the key may protect more than the queue.
     assert key_statements == [
         {
             "Action": "kms:Decrypt",
+            "Condition": {
+                "StringEquals": {
+                    "kms:ViaService": {
+                        "Fn::Join": ["", ["sqs.", {"Ref": "AWS::Region"}, ".amazonaws.com"]]
+                    }
+                }
+            },
             "Effect": "Allow",
             "Resource": {"Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]},  # type: ignore[arg-type]
         }

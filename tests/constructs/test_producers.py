@@ -31,6 +31,11 @@ from constructs_lib.checks import QueueResilienceChecks
 from tests.conftest import cfn_lint
 
 SNS_FLAG = "@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption"
+SOURCE_CONDITION = {
+    "topic": "aws:SourceArn",
+    "rule": "aws:SourceAccount",
+    "bucket": "aws:SourceArn",
+}
 PRINCIPAL = {
     "topic": "sns.amazonaws.com",
     "rule": "events.amazonaws.com",
@@ -169,28 +174,111 @@ def test_only_that_source_may_send_to_the_queue(kind: str, encrypted: bool) -> N
     allows = w.queue_allows(PRINCIPAL[kind])
     assert allows
     assert any("sqs:SendMessage" in actions_of(s) for s in allows)
-    # SNS may also send to the DLQ, where the subscription puts what it cannot deliver.
-    queues = [w.queue.queue] + ([w.queue.dead_letter_queue] if kind == "topic" else [])
+    # SNS may also send to its failures queue, where the subscription puts what it cannot
+    # deliver; never to the DLQ.
+    failures = w.queue.sns_delivery_failures
+    queues = [w.queue.queue] + ([failures.queue] if failures is not None else [])
     for statement in allows:
         assert scoped_to(statement) == w.resolve(source_arn(kind, source)), statement
         assert statement["Resource"] in [w.resolve(q.queue_arn) for q in queues]
 
 
-def test_what_sns_cannot_deliver_goes_to_the_queues_dead_letter_queue() -> None:
+def test_what_sns_cannot_deliver_goes_to_a_queue_of_its_own() -> None:
+    # Not the source's DLQ: StartMessageMoveTask cannot move SNS's failures back (their source
+    # is not a queue), and the dead-letter consumer would take them for failed messages.
     w = world()
     w.queue.add_producer(make_source(w.stack, "topic"))
 
-    template = Template.from_stack(w.stack)
-
-    template.has_resource_properties(
+    failures = w.queue.sns_delivery_failures
+    assert failures is not None
+    w.template.has_resource_properties(
         "AWS::SNS::Subscription",
         {
             "Protocol": "sqs",
-            "RedrivePolicy": {
-                "deadLetterTargetArn": w.resolve(w.queue.dead_letter_queue.queue_arn)
+            "RedrivePolicy": {"deadLetterTargetArn": w.resolve(failures.queue.queue_arn)},
+        },
+    )
+    assert not [
+        s
+        for s in w.queue_allows("sns.amazonaws.com")
+        if s["Resource"] == w.resolve(w.queue.dead_letter_queue.queue_arn)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fifo", "encrypted"),
+    [(False, False), (False, True), (True, True)],
+    ids=["standard-sse-sqs", "standard-sse-kms", "fifo-sse-kms"],
+)
+def test_the_sns_failures_queue_matches_the_source_and_has_a_depth_alarm(
+    fifo: bool, encrypted: bool
+) -> None:
+    extra = {"content_based_deduplication": True} if fifo else {}
+    w = world(
+        encrypted=encrypted, fifo=fifo, dead_letter_retention_period=cdk.Duration.days(10), **extra
+    )
+    w.queue.add_producer(make_source(w.stack, "topic", fifo=fifo))
+
+    failures = w.queue.sns_delivery_failures
+    assert failures is not None
+    cfn = w.template.find_resources("AWS::SQS::Queue")[
+        w.stack.get_logical_id(failures.queue.node.default_child)  # type: ignore[arg-type]
+    ]["Properties"]
+    assert cfn["MessageRetentionPeriod"] == 10 * 86_400
+    assert cfn.get("FifoQueue", False) is fifo
+    assert cfn["QueueName"].endswith(".fifo") is fifo
+    assert len(cfn["QueueName"]) <= 80
+    if encrypted:
+        assert w.key is not None
+        assert cfn["KmsMasterKeyId"] == w.resolve(w.key.key_arn)
+    else:
+        assert "KmsMasterKeyId" not in cfn
+    w.template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "ApproximateNumberOfMessagesVisible",
+            "Dimensions": [{"Name": "QueueName", "Value": w.resolve(failures.queue.queue_name)}],
+            "Threshold": 1,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "TreatMissingData": "notBreaching",
+        },
+    )
+    # TLS only, like both queues.
+    w.template.has_resource_properties(
+        "AWS::SQS::QueuePolicy",
+        {
+            "Queues": [w.resolve(failures.queue.queue_url)],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Deny",
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        )
+                    ]
+                )
             },
         },
     )
+
+
+def test_two_topics_share_one_sns_failures_queue() -> None:
+    w = world()
+    w.queue.add_producer(make_source(w.stack, "topic"))
+    w.queue.add_producer(sns.Topic(w.stack, "Second"))
+
+    # source, DLQ, SNS failures
+    w.template.resource_count_is("AWS::SQS::Queue", 3)
+
+
+def test_without_a_topic_there_is_no_sns_failures_queue() -> None:
+    w = world()
+    w.queue.add_producer(make_source(w.stack, "rule"))
+
+    assert w.queue.sns_delivery_failures is None
+    w.template.resource_count_is("AWS::SQS::Queue", 2)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -250,17 +338,48 @@ def test_the_eventbridge_key_statement_is_narrow_and_scoped_to_the_account() -> 
     assert actions_of(queue_allow) == {"sqs:SendMessage"}
 
 
-def test_s3_keeps_cdks_key_statements() -> None:
-    # CDK writes one statement scoped to the bucket and one without a condition (S3 checks a
-    # new destination with a test message); nothing is added to them.
+def test_s3_gets_one_key_statement_bound_to_the_bucket_and_its_account() -> None:
+    # CDK's SqsDestination would add a statement without any condition and grant kms:Encrypt
+    # and kms:ReEncrypt* beside the scoped one; the library writes only what S3 needs.
     w = world(encrypted=True)
     bucket = make_source(w.stack, "bucket")
 
     w.queue.add_producer(bucket)
 
-    allows = w.key_allows("s3.amazonaws.com")
-    assert sorted(str(scoped_to(s)) for s in allows) == sorted(
-        [str(w.resolve(bucket.bucket_arn)), "None"]
+    [allow] = w.key_allows("s3.amazonaws.com")
+    assert actions_of(allow) == {"kms:GenerateDataKey", "kms:Decrypt"}
+    assert allow["Condition"] == {
+        "ArnLike": {"aws:SourceArn": w.resolve(bucket.bucket_arn)},
+        "StringEquals": {"aws:SourceAccount": w.resolve(bucket.env.account)},
+    }
+
+
+def test_s3_may_only_send_to_an_encrypted_queue_of_its_bucket_and_account() -> None:
+    w = world(encrypted=True)
+    bucket = make_source(w.stack, "bucket")
+
+    w.queue.add_producer(bucket)
+
+    [allow] = w.queue_allows("s3.amazonaws.com")
+    assert actions_of(allow) == {"sqs:SendMessage"}
+    assert allow["Condition"] == {
+        "ArnLike": {"aws:SourceArn": w.resolve(bucket.bucket_arn)},
+        "StringEquals": {"aws:SourceAccount": w.resolve(bucket.env.account)},
+    }
+    w.template.has_resource_properties(
+        "Custom::S3BucketNotifications",
+        {
+            "NotificationConfiguration": {
+                "QueueConfigurations": [
+                    Match.object_like(
+                        {
+                            "QueueArn": w.resolve(w.queue.queue.queue_arn),
+                            "Events": ["s3:ObjectCreated:*"],
+                        }
+                    )
+                ]
+            }
+        },
     )
 
 
@@ -558,7 +677,7 @@ def test_fails_for_a_topic_with_the_queues_key_when_cdk_would_scope_the_key_to_i
         w.queue.add_producer(topic)
 
 
-@pytest.mark.parametrize("kind", ["topic", "rule"])
+@pytest.mark.parametrize("kind", ["topic", "rule", "bucket"])
 def test_warns_that_an_imported_key_needs_its_owner_to_allow_the_service(kind: str) -> None:
     stack = cdk.Stack(cdk.App(), "TestStack")
     key = kms.Key.from_key_arn(
@@ -575,7 +694,15 @@ def test_warns_that_an_imported_key_needs_its_owner_to_allow_the_service(kind: s
         str(m.entry.data) for m in found if "is not defined in this app" in str(m.entry.data)
     ]
     assert len(messages) == 1
-    assert f"{PRINCIPAL[kind]} may use kms:GenerateDataKey and kms:Decrypt" in messages[0]
+    # The statement to paste, as JSON: the principal, the actions and a source condition.
+    statement, _ = json.JSONDecoder().raw_decode(messages[0], messages[0].index("\n{") + 1)
+    assert statement["Principal"] == {"Service": PRINCIPAL[kind]}
+    assert sorted(statement["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey"]
+    assert statement["Resource"] == "*"
+    condition = {k: v for ops in statement["Condition"].values() for k, v in ops.items()}
+    assert SOURCE_CONDITION[kind] in condition
+    assert "${" in json.dumps(condition) or "arn:" in json.dumps(condition)
+    assert "Token[" not in messages[0] and "jsii" not in messages[0]
 
 
 # --- wrong types ---------------------------------------------------------------------------

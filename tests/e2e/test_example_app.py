@@ -27,7 +27,7 @@ from constructs_lib import policy
 
 from ..conftest import SynthResult
 from .deployment import kms_key_arn, resolve
-from .emulator import ACCOUNT, REPO_ROOT, CdkCli, Emulator
+from .emulator import ACCOUNT, REGION, REPO_ROOT, CdkCli, Emulator
 from .example_deployment import (
     EXAMPLE_PIPELINES,
     DeployedConsumer,
@@ -566,7 +566,8 @@ def test_a_message_published_to_the_topic_arrives_in_the_source_queue(
     emulator's CloudFormation skips the type); Publish and the delivery to the queue are the
     emulator's own SNS. GAPS: the emulator enforces no queue policy and retries no failed
     delivery, so the policy that lets only this topic send is read back, and so is the
-    subscription's RedrivePolicy (SNS's own dead-lettering to the pipeline's DLQ), unexercised."""
+    subscription's RedrivePolicy (SNS's own dead-lettering to the pipeline's SNS
+    delivery-failures queue), unexercised."""
     spec = pipeline.spec
     sns = client_factory("sns")
     source = attributes(sqs, pipeline.queue_url)
@@ -593,9 +594,23 @@ def test_a_message_published_to_the_topic_arrives_in_the_source_queue(
     ]
     raw = spec.topic_producer.raw_message_delivery
     assert settings["RawMessageDelivery"] == ("true" if raw else "false")
-    assert json.loads(settings["RedrivePolicy"]) == {"deadLetterTargetArn": dead_letter["QueueArn"]}
-    # SNS may send to the source (and, for its redrive, to the DLQ), from this topic only.
-    for attrs in (source, dead_letter):
+    # What SNS cannot deliver goes to the pipeline's SNS delivery-failures queue, not its DLQ.
+    (failures_id,) = [
+        logical_id
+        for logical_id, resource in pipeline.template["Resources"].items()
+        if resource["Type"] == "AWS::SQS::Queue"
+        and pipeline.construct_path(logical_id).endswith("/SnsDeliveryFailures/Resource")
+    ]
+    failures = attributes(sqs, pipeline.physical[failures_id])
+    assert json.loads(settings["RedrivePolicy"]) == {"deadLetterTargetArn": failures["QueueArn"]}
+    assert not [
+        s
+        for s in json.loads(dead_letter.get("Policy", '{"Statement": []}'))["Statement"]
+        if s.get("Principal") == {"Service": "sns.amazonaws.com"}
+    ]
+    # SNS may send to the source (and, for its redrive, to the failures queue), from this topic
+    # only.
+    for attrs in (source, failures):
         statements = json.loads(attrs["Policy"])["Statement"]
         from_sns = [s for s in statements if s.get("Principal") == {"Service": "sns.amazonaws.com"}]
         assert from_sns == [
@@ -657,10 +672,14 @@ def test_redrive_operator_may_move_dead_letters_back_and_nothing_else(
         document = json.loads(document) if isinstance(document, str) else document
         statements += document["Statement"]
     granted: dict[str, set[str]] = {}
+    via_sqs = {"StringEquals": {"kms:ViaService": f"sqs.{REGION}.amazonaws.com"}}
     for statement in statements:
-        # Plain allows: no condition, no NotAction or NotResource that would widen them.
-        assert set(statement) <= {"Sid", "Effect", "Action", "Resource"}, statement
+        # Plain allows, no NotAction or NotResource that would widen them; the key's actions
+        # hold only through SQS (kms:ViaService), the queues' need no condition.
+        assert set(statement) <= {"Sid", "Effect", "Action", "Resource", "Condition"}, statement
         assert statement["Effect"] == "Allow", statement
+        is_key = any(a.startswith("kms:") for a in as_list(statement["Action"]))
+        assert statement.get("Condition") == (via_sqs if is_key else None), statement
         for resource in as_list(statement["Resource"]):
             granted.setdefault(resource, set()).update(as_list(statement["Action"]))
     source = attributes(sqs, pipeline.queue_url)

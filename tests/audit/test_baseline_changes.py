@@ -134,8 +134,12 @@ def test_fail_on_changed_needs_a_baseline(
             "20 60 6 10 0",
             id="qr007",
         ),
-        pytest.param("queue orders-2 (Queue1A2B) keeps 345600 s.", "345600", id="names-are-not-values"),
-        pytest.param("factor 5.5 of v1.2, 10,000 in flight", "5.5 10 000", id="decimals-and-groups"),
+        pytest.param(
+            "queue orders-2 (Queue1A2B) keeps 345600 s.", "345600", id="names-are-not-values"
+        ),
+        pytest.param(
+            "factor 5.5 of v1.2, 10,000 in flight", "5.5 10 000", id="decimals-and-groups"
+        ),
         pytest.param("no numbers here", "", id="none"),
     ],
 )

@@ -57,9 +57,9 @@ def test_example_app_passes_under_every_profile(
     from constructs_lib.audit import cli
 
     out = tmp_path / "report.json"
+    options = ["--profile", profile, "--fail-on", "warning", "--output", str(out)]
     code = cli.main(
-        [str(example_app.outdir), "--engine", "local", "--quiet", "--format", "json"]
-        + ["--profile", profile, "--fail-on", "warning", "--output", str(out)]
+        [str(example_app.outdir), "--engine", "local", "--quiet", "--format", "json", *options]
     )
     summary = json.loads(out.read_text())["summary"]
     assert summary["by_severity"]["error"] == summary["by_severity"]["warning"] == 0

@@ -32,11 +32,8 @@ def rules_file(folder: Path, document: dict[str, Any]) -> Path:
 
 def real_shapes(profile: list[str], tmp_path: Path) -> dict[str, Any]:
     paths = [path for path, _stack in real_shape_files()]
-    code = cli.main(
-        [*paths, "--engine", "local", "--quiet", "--format", "json", "--fail-on", "never"]
-        + profile
-        + ["--output", str(tmp_path / "report.json")]
-    )
+    options = ["--fail-on", "never", *profile, "--output", str(tmp_path / "report.json")]
+    code = cli.main([*paths, "--engine", "local", "--quiet", "--format", "json", *options])
     assert code == 0
     document: dict[str, Any] = json.loads((tmp_path / "report.json").read_text())
     return document

@@ -597,6 +597,14 @@ CHECKS = Table(
             "findings of this severity or above fail the synth; `never` only reports",
             fix='pass fail_on="error", "warning", "info" or "never"',
         ),
+        Param(
+            "profile",
+            Choice(("all", "recommended")),
+            '`"all"`',
+            "`all`: every rule at its catalog severity; `recommended`: as `queue-audit`'s "
+            "default profile, QR009, QR013, QR015 and QR025 as info",
+            fix='pass profile="all" or "recommended"',
+        ),
     ),
 )
 

@@ -236,11 +236,11 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
             "'rules' (docs/audit.md, \"Suppressions outside the template\")"
         )
     found: list[FileSuppression] = []
-    for rule, (level, reason, expires) in parse_rules(path, document, known_rules).items():
+    for rule_id, (level, reason, expires) in parse_rules(path, document, known_rules).items():
         if level == OFF:
             found.append(
                 FileSuppression(
-                    rule=rule, reason=reason, source=f"{path} rules.{rule}", expires=expires
+                    rule=rule_id, reason=reason, source=f"{path} rules.{rule_id}", expires=expires
                 )
             )
     for position, entry in enumerate(listed, start=1):

@@ -171,3 +171,38 @@ def test_human_formats_list_by_state_then_severity_then_impact() -> None:
     # the machine formats keep report order
     listed = [f["rule_id"] for f in json.loads(report.render_json(result))["findings"]]
     assert listed == ["QR013", "QR001", "QR024", "QR012", "QR018", "QR010"]
+
+
+# --- the in-app plugin takes the same profiles ---------------------------------------------------
+
+
+def _plugin_findings(profile: str, tmp_path: Path) -> dict[str, str]:
+    """Rule id -> severity of the plugin's findings on a queue and DLQ without alarms."""
+    aws_cdk = pytest.importorskip("aws_cdk")
+    from aws_cdk import aws_sqs as sqs
+
+    from constructs_lib.checks import QueueResilienceChecks
+
+    app = aws_cdk.App(outdir=str(tmp_path / profile))
+    stack = aws_cdk.Stack(app, "Raw")
+    dlq = sqs.Queue(stack, "Dlq", enforce_ssl=True, retention_period=aws_cdk.Duration.days(14))
+    sqs.Queue(
+        stack,
+        "Source",
+        enforce_ssl=True,
+        dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=5, queue=dlq),
+    )
+    plugin = QueueResilienceChecks(fail_on="never", profile=profile)
+    aws_cdk.Validations.of(app).add_plugins(plugin)
+    app.synth()
+    return {f.rule_id: f.severity for f in plugin.findings}
+
+
+def test_the_in_app_plugin_takes_a_profile(tmp_path: Path) -> None:
+    everything = _plugin_findings("all", tmp_path)
+    recommended = _plugin_findings("recommended", tmp_path)
+
+    assert everything["QR009"] == everything["QR025"] == "warning"
+    assert recommended["QR009"] == recommended["QR025"] == "info"
+    assert recommended["QR010"] == everything["QR010"] == "warning"  # dead letters unseen
+    assert set(recommended) == set(everything)

@@ -837,26 +837,21 @@ class ResilientQueue(Construct):
     def _dead_letter_age_description(
         self, threshold: int, source_retention: int, dead_letter_retention: int
     ) -> str:
-        """What the DLQ age alarm means, in the terms its threshold came from."""
+        """What the DLQ age alarm means, in the terms its threshold came from: half the time a
+        dead letter has left, or, when that is below the metric's one-minute floor, minutes."""
         name = self.queue_name
-        if self.fifo:
-            left = f"its retention of {dead_letter_retention} s (FIFO queues restart the clock "
-            left += "on the move)"
-        else:
-            left = (
-                f"the {dead_letter_retention - source_retention} s a dead letter has left in the "
-                f"worst case (DLQ retention {dead_letter_retention} s minus the source's "
-                f"{source_retention} s: a standard queue keeps the original enqueue time)"
-            )
-        if threshold <= limits.SQS_METRIC_PERIOD:
+        left = dead_letter_retention if self.fifo else dead_letter_retention - source_retention
+        if 2 * threshold > left:
             return (
-                f"A message has waited {threshold} s in the dead-letter queue of {name}: with "
-                f"{left}, a dead letter may expire within minutes. Redrive or archive the dead "
-                "letters now, and lengthen the DLQ's retention."
+                f"A message has waited {threshold} s in the dead-letter queue of {name}, which "
+                f"leaves a dead letter {left} s in the worst case (DLQ retention "
+                f"{dead_letter_retention} s{'' if self.fifo else f' minus the source retention {source_retention} s'}): "
+                "dead letters may expire within minutes. Redrive or archive them now, and "
+                "lengthen the DLQ's retention."
             )
         return (
-            f"A message has waited {threshold} s in the dead-letter queue of {name}, half of "
-            f"{left}. Redrive or archive the dead letters before SQS deletes them."
+            f"A message has waited {threshold} s in the dead-letter queue of {name}, half the "
+            "time it has left before SQS deletes it. Redrive or archive the dead letters now."
         )
 
     def _warn(self, warning_id: str, message: str) -> None:

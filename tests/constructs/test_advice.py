@@ -74,7 +74,10 @@ def test_an_imported_dlq_with_its_retention_stated_gets_the_expiry_alarm(
     # standard: (14 d stated - 4 d source) / 2
     assert dead_letter_age["Threshold"] == 5 * DAY
     description = str(dead_letter_age["AlarmDescription"])
-    assert "half of the 864000 s a dead letter has left" in description
+    assert (
+        "waited 432000 s in the dead-letter queue of orders, half the time it has left"
+        in description
+    )
     assert not warnings_matching(stack, "no DLQ expiry alarm")
 
 

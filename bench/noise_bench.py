@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from constructs_lib.audit import discovery, engine, isolation, model, profiles, rules
+from constructs_lib.audit import discovery, engine, isolation, model, nesting, profiles, rules
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "audit" / "corpus_real_shapes"
 NOT_TEMPLATES = {"expected.json", "parameters.json"}
@@ -28,6 +28,11 @@ def _populations(files: list[tuple[str, str]]) -> dict[str, int]:
     """How many queues (or mappings) each rule can fire on, from the same contexts the rules
     judge: a rule that fires on all of its population fires on every queue it could."""
     parsed = isolation.parse_files(files)
+    # nested stacks whose parent passes plain values are judged as parsed again, as the engine does
+    again, child_overrides = nesting.children((n for p in parsed for n in p.nested), files, None)
+    if again:
+        by_file = {p.file.file: p for p in isolation.parse_files(again, overrides=child_overrides)}
+        parsed = [by_file.get(p.file.file, p) for p in parsed]
     resources = {r.uid: r for p in parsed for r in p.resources}
     resolved, _missing = engine.resolve(
         [e for p in parsed for e in p.edges],

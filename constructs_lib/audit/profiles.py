@@ -36,7 +36,7 @@ _RECOMMENDED_LEVELS: dict[str, tuple[str, str]] = {
     ),
     "QR013": (
         "info",
-        "hardening: SQS endpoints are HTTPS by default and AWS SDKs use TLS; fires on nearly every "
+        "hardening: AWS SDKs and the CLI call SQS over HTTPS by default; fires on nearly every "
         "queue of public fleets",
     ),
     "QR015": (

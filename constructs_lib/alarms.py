@@ -49,20 +49,19 @@ class QueueAlarms:
     """DLQ ``ApproximateNumberOfMessagesVisible`` >= 1: messages failed every retry."""
     source_expiry_risk: cloudwatch.Alarm
     """Source ``ApproximateAgeOfOldestMessage`` past half its retention: messages about to expire."""
-    dead_letter_expiry_risk: cloudwatch.Alarm
-    """DLQ ``ApproximateAgeOfOldestMessage`` past half the time left: failures about to expire."""
+    dead_letter_expiry_risk: cloudwatch.Alarm | None
+    """DLQ ``ApproximateAgeOfOldestMessage`` past half the time left: failures about to expire.
+    None for an imported ``dead_letter_queue`` without ``dead_letter_retention_period``: its
+    retention cannot be read, so no threshold can be derived (the construct warns)."""
     dead_letter_arrivals: cloudwatch.Alarm | None = None
     """DLQ ``NumberOfMessagesReceived`` >= 1 in a minute: made by ``add_dead_letter_consumer``,
     because a consumer drains the DLQ and its depth alarm then stays at zero. None without a
     dead-letter consumer."""
 
     def __iter__(self) -> Iterator[cloudwatch.Alarm]:
-        yield from (
-            self.in_flight,
-            self.dead_letter_depth,
-            self.source_expiry_risk,
-            self.dead_letter_expiry_risk,
-        )
+        yield from (self.in_flight, self.dead_letter_depth, self.source_expiry_risk)
+        if self.dead_letter_expiry_risk is not None:
+            yield self.dead_letter_expiry_risk
         if self.dead_letter_arrivals is not None:
             yield self.dead_letter_arrivals
 

@@ -12,7 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 
-from constructs_lib import limits, policy
+from constructs_lib import limits, naming, policy
 from constructs_lib.errors import Problem
 
 
@@ -114,14 +114,14 @@ def _timeout_needed(function: lambda_.IFunction, given_unresolved: bool) -> Prob
         return Problem(
             "function_timeout",
             None,
-            f"is an unresolved token, but the timeout of {function.node.path} must be known at "
+            f"is an unresolved token, but the timeout of {naming.display(function)} must be known at "
             "synth: the queue's visibility timeout is derived from it",
             "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
         )
     return Problem(
         "function_timeout",
         None,
-        f"is required for {function.node.path}, whose timeout the app cannot see "
+        f"is required for {naming.display(function)}, whose timeout the app cannot see "
         "(an imported function, alias or version, or a timeout that is a token); the queue's "
         "visibility timeout is derived from it",
         "pass function_timeout=Duration.seconds(N) with the function's configured timeout",

@@ -84,8 +84,9 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
                 queue_metric(dlq, limits.METRIC_OLDEST_AGE).with_(label="dead-letter queue"),
             ],
             [
-                alarms.source_expiry_risk.to_annotation(),
-                alarms.dead_letter_expiry_risk.to_annotation(),
+                alarm.to_annotation()
+                for alarm in (alarms.source_expiry_risk, alarms.dead_letter_expiry_risk)
+                if alarm is not None
             ],
         ),
         _graph("Dead letters", dead_letter_metrics, dead_letter_annotations),

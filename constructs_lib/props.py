@@ -33,7 +33,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import limits, policy
+from constructs_lib import limits, naming, policy
 from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
 from constructs_lib.kinds import (
     Choice,
@@ -331,8 +331,9 @@ QUEUE = Table(
         Param(
             "dead_letter_retention_period",
             Seconds(),
-            "14 days",
-            "not with `dead_letter_queue`",
+            "14 days; with an imported `dead_letter_queue`, unknown (no DLQ expiry alarm, a warning)",
+            "with an imported `dead_letter_queue`: the retention it has, for the DLQ expiry alarm; "
+            "not with a `dead_letter_queue` defined in the app (its own is read)",
             optional=True,
             range=_RETENTION,
             fix=f"{_SECONDS_FIX}; 14 days gives the most time to inspect failures",
@@ -396,7 +397,8 @@ QUEUE = Table(
             "dead_letter_queue",
             Implements(sqs.IQueue, "sqs.IQueue", "sqs.Queue(stack, 'Dlq')"),
             "one is created",
-            "an existing queue of the source's type; you own its retention and redrive-allow policy",
+            "an existing queue of the source's type, keeping messages longer than the source; you "
+            "own its retention and redrive-allow policy",
             optional=True,
         ),
         Param(
@@ -595,6 +597,14 @@ CHECKS = Table(
             "findings of this severity or above fail the synth; `never` only reports",
             fix='pass fail_on="error", "warning", "info" or "never"',
         ),
+        Param(
+            "profile",
+            Choice(("all", "recommended")),
+            '`"all"`',
+            "`all`: every rule at its catalog severity; `recommended`: as `queue-audit`'s "
+            "default profile, QR009, QR013, QR015 and QR025 as info",
+            fix='pass profile="all" or "recommended"',
+        ),
     ),
 )
 
@@ -745,24 +755,18 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
         "queue_name", queue_name if name_known else None, fifo, dead_letter_queue is None
     )
     source_retention = given["retention_period"]
-    if arguments["retention_period"] is None:
+    source_set = arguments["retention_period"] is not None
+    if not source_set:
         source_retention = limits.RETENTION_DEFAULT
-    if dead_letter_queue is not None and arguments["dead_letter_retention_period"] is not None:
-        problems.append(
-            Problem(
-                "dead_letter_retention_period",
-                arguments["dead_letter_retention_period"],
-                "cannot be set together with dead_letter_queue: the given DLQ keeps its own retention",
-                "set the retention on the queue you pass as dead_letter_queue",
-            )
-        )
-    if dead_letter_queue is not None:
-        dead_letter_retention = _own_retention(dead_letter_queue)
-    elif arguments["dead_letter_retention_period"] is None:
-        dead_letter_retention = limits.RETENTION_MAX
-    else:
-        dead_letter_retention = given["dead_letter_retention_period"]
-    problems += policy.retention_order_problems(fifo, source_retention, dead_letter_retention)
+    retention_problems, dead_letter_retention = _dead_letter_retention(
+        fifo,
+        source_retention,
+        source_set,
+        dead_letter_queue,
+        arguments["dead_letter_retention_period"],
+        given["dead_letter_retention_period"],
+    )
+    problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
     problems += _expiry_problems(given, problems, source_retention)
     if not fifo:
@@ -781,7 +785,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
         problems.append(
             Problem(
                 "dead_letter_queue",
-                dead_letter_queue.node.path,
+                naming.display(dead_letter_queue),
                 f"is a {'FIFO' if dead_letter_queue.fifo else 'standard'} queue, but the source is "
                 f"{'FIFO' if fifo else 'standard'}; SQS requires the same type and rejects the deploy",
                 "pass a DLQ of the source's type, or leave dead_letter_queue unset to get one",
@@ -790,6 +794,134 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     return QueueGiven(
         given.values, problems, unresolved, fifo, source_retention, dead_letter_retention
     )
+
+
+def _dead_letter_retention(
+    fifo: bool,
+    source: int | None,
+    source_set: bool,
+    dead_letter_queue: sqs.IQueue | None,
+    stated: Duration | None,
+    stated_seconds: int | None,
+) -> tuple[list[Problem], int | None]:
+    """The DLQ's retention in seconds (None: not known) and what is wrong with it.
+
+    A created DLQ keeps ``dead_letter_retention_period`` (14 days unset). A DLQ the app
+    defines keeps its own retention, read from it: setting ``dead_letter_retention_period``
+    too is an error that names where to set it instead. An imported DLQ's retention cannot be
+    read: ``dead_letter_retention_period`` then states it (checked against the source's and
+    used for the DLQ expiry alarm), and without it there is no DLQ expiry alarm (a warning)."""
+    if dead_letter_queue is None:
+        retention = limits.RETENTION_MAX if stated is None else stated_seconds
+        return _created_order_problems(fifo, source, source_set, retention), retention
+    shown = naming.display(dead_letter_queue)
+    own = _own_retention(dead_letter_queue)
+    imported = not isinstance(dead_letter_queue.node.default_child, sqs.CfnQueue)
+    if not imported:
+        cfn = dead_letter_queue.node.default_child
+        unset = isinstance(cfn, sqs.CfnQueue) and cfn.message_retention_period is None
+        problems = _given_order_problems(
+            fifo, source, source_set, own, shown, stated=False, dead_letter_unset=unset
+        )
+        if stated is not None:
+            problems.insert(
+                0,
+                Problem(
+                    "dead_letter_retention_period",
+                    stated,
+                    f"is read from the dead_letter_queue you gave, {shown}"
+                    + (f", which keeps messages {own} s" if own is not None else "")
+                    + "; it sets the retention only of a DLQ this construct creates",
+                    f"remove dead_letter_retention_period, and set retention_period on {shown} "
+                    "to change how long it keeps messages",
+                ),
+            )
+        return problems, own
+    if stated is None:
+        return [
+            Problem(
+                "dead_letter_retention_period",
+                None,
+                f"is not set, and the retention of the imported dead_letter_queue {shown} cannot "
+                "be read, so no DLQ expiry alarm is made: dead letters could expire unseen",
+                "pass dead_letter_retention_period=Duration.days(N) with the retention that "
+                "queue has (the alarm then fires at half the time a dead letter has left)",
+                severity="warning",
+            )
+        ], None
+    return (
+        _given_order_problems(fifo, source, source_set, stated_seconds, shown, stated=True),
+        stated_seconds,
+    )
+
+
+def _source_text(source: int, source_set: bool) -> str:
+    return f"{source} s" if source_set else f"{source} s, SQS's default, as it is not set"
+
+
+def _created_order_problems(
+    fifo: bool, source: int | None, source_set: bool, dead_letter: int | None
+) -> list[Problem]:
+    """A standard source must keep messages for less time than the DLQ created for it; each
+    fix offered is one the user can apply (a DLQ already at 14 days cannot be lengthened)."""
+    if fifo or source is None or dead_letter is None or source < dead_letter:
+        return []
+    fixes = [f"shorten retention_period below {dead_letter} s"]
+    if dead_letter < limits.RETENTION_MAX:
+        fixes.append(
+            f"lengthen dead_letter_retention_period above {source} s (at most "
+            f"{limits.RETENTION_MAX} s, 14 days)"
+        )
+    return [
+        Problem(
+            "retention_period",
+            source if source_set else naming.Named(f"None ({_source_text(source, False)})"),
+            f"must be shorter than dead_letter_retention_period ({dead_letter} s): a standard "
+            "queue keeps a message's original enqueue time when it moves to the DLQ, so the DLQ "
+            "would delete it on arrival or soon after",
+            " or ".join(fixes),
+        )
+    ]
+
+
+def _given_order_problems(
+    fifo: bool,
+    source: int | None,
+    source_set: bool,
+    dead_letter: int | None,
+    shown: str,
+    stated: bool,
+    dead_letter_unset: bool = False,
+) -> list[Problem]:
+    """The same rule for a DLQ the user gave: the fix names that queue's own retention."""
+    if fifo or source is None or dead_letter is None or source < dead_letter:
+        return []
+    where = (
+        f"{shown} keeps messages {dead_letter} s (dead_letter_retention_period, as you state it)"
+        if stated
+        else f"{shown} keeps messages {dead_letter} s"
+        + (", SQS's default, as it sets no retention_period" if dead_letter_unset else "")
+    )
+    longer = f"a retention_period above {source} s (at most {limits.RETENTION_MAX} s, 14 days)"
+    fix = (
+        f"if that queue keeps messages longer, state it in dead_letter_retention_period; "
+        f"otherwise give it {longer}"
+        if stated
+        else f"give {shown} {longer}, e.g. sqs.Queue(..., retention_period=Duration.days(14))"
+    )
+    if source > limits.RETENTION_MIN:
+        fix += f", or set this queue's retention_period below {dead_letter} s"
+    return [
+        Problem(
+            "dead_letter_queue",
+            naming.Named(shown),
+            f"keeps messages no longer than this queue's retention_period "
+            f"({_source_text(source, source_set)}): {where}. A standard queue keeps a message's "
+            "original enqueue time when it moves to the DLQ, so the DLQ would delete it on "
+            "arrival or soon after",
+            fix,
+        )
+    ]
 
 
 def _message_size_problems(
@@ -878,7 +1010,7 @@ def consumer_misuse_problems(
             return [
                 Problem(
                     "function",
-                    function,
+                    naming.display(function),
                     f"belongs to another CDK app than {queue.node.path}; one synthesis cannot "
                     "connect constructs of two apps",
                     "define the function in the queue's app (Function.from_function_arn imports "
@@ -889,7 +1021,7 @@ def consumer_misuse_problems(
             return [
                 Problem(
                     "function",
-                    function,
+                    naming.display(function),
                     f"is in stack {function_stack.stack_name} ({function_stack.account}/"
                     f"{function_stack.region}), another environment than {queue.node.path} "
                     f"({queue_stack.account}/{queue_stack.region}); this construct wires the event "
@@ -902,7 +1034,7 @@ def consumer_misuse_problems(
             return [
                 Problem(
                     "function",
-                    function,
+                    naming.display(function),
                     f"already consumes {consumed or queue.node.path}; a second event source "
                     "mapping would "
                     "deliver every message to it twice",
@@ -928,7 +1060,8 @@ def dashboard_problems(queue: Any, dashboard_name: str | None) -> list[Problem]:
         Problem(
             "add_dashboard",
             dashboard_name,
-            f"would graph {consumer.function.node.path}, which is in another stack: that stack "
+            f"would graph {naming.display(consumer.function)} of stack "
+            f"{Stack.of(consumer.function).stack_name}, another stack: that stack "
             f"already depends on {queue_stack.stack_name} (its event source mapping reads the "
             "queue), and the graph would make the two depend on each other, which CloudFormation "
             "rejects",

@@ -31,7 +31,16 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
-from constructs_lib import acknowledgments, docstrings, grants, limits, policy, producers, props
+from constructs_lib import (
+    acknowledgments,
+    docstrings,
+    grants,
+    limits,
+    naming,
+    policy,
+    producers,
+    props,
+)
 from constructs_lib.alarms import (
     ALARM_NAME_MAX_LENGTH,
     RUNBOOK,
@@ -108,7 +117,12 @@ class ResilientQueue(Construct):
         the least AWS recommends with a Lambda consumer.
     :param retention_period: source retention, 60 s-14 days; on a standard queue it must be
         shorter than the DLQ's. Default: 4 days (SQS's default).
-    :param dead_letter_retention_period: DLQ retention, 60 s-14 days. Default: 14 days.
+    :param dead_letter_retention_period: DLQ retention, 60 s-14 days. With an imported
+        ``dead_letter_queue``, whose retention the app cannot read, the retention that queue has:
+        it is checked against the source's and sets the DLQ expiry alarm's threshold. An error
+        with a ``dead_letter_queue`` defined in the app, whose own retention is read. Default:
+        14 days; with an imported ``dead_letter_queue``, unknown: no DLQ expiry alarm
+        (``alarms.dead_letter_expiry_risk`` is None) and a warning saying how to add it.
     :param visibility_timeout: source visibility timeout. Default: derived from the consumers
         (``visibility_timeout_factor`` x function timeout + batching window, largest over the
         consumers), or 30 s (SQS's default) with no consumer. An explicit value below the
@@ -125,7 +139,8 @@ class ResilientQueue(Construct):
     :param deduplication_scope: FIFO only. Default: SQS's (``QUEUE``).
     :param fifo_throughput_limit: FIFO only. Default: SQS's (``PER_QUEUE``).
     :param dead_letter_queue: use this DLQ instead of creating one; it must have the source's type
-        and you own its retention and redrive-allow policy. Default: one is created.
+        and keep messages longer than the source (standard queues), and you own its retention
+        and redrive-allow policy. Default: one is created.
     :param alarm_actions: actions of every alarm when it fires. Default: none, which warns:
         the alarms then notify nobody.
     :param ok_actions: actions of every alarm when it recovers. Default: none.
@@ -534,7 +549,7 @@ class ResilientQueue(Construct):
             problems.append(
                 Problem(
                     "add_dead_letter_consumer",
-                    self.dead_letter_queue,
+                    naming.display(self.dead_letter_queue),
                     "needs the dead-letter queue this construct creates: it cannot set the "
                     "visibility timeout of a dead_letter_queue you gave, which its consumer needs",
                     "leave dead_letter_queue unset, or attach the consumer to your DLQ yourself "
@@ -797,9 +812,12 @@ class ResilientQueue(Construct):
         alarm_actions: Sequence[cloudwatch.IAlarmAction],
         ok_actions: Sequence[cloudwatch.IAlarmAction],
     ) -> QueueAlarms:
+        source_retention = self.source_retention or limits.RETENTION_DEFAULT
+        # None: an imported DLQ whose retention nobody stated; no threshold can be derived.
+        dead_letter_retention = self.dead_letter_retention
         source_age, dead_letter_age = policy.expiry_alarm_thresholds(
-            self.source_retention or limits.RETENTION_DEFAULT,
-            self.dead_letter_retention or limits.RETENTION_DEFAULT,
+            source_retention,
+            dead_letter_retention or limits.RETENTION_DEFAULT,
             self.fifo,
         )
         name = self.queue_name
@@ -832,21 +850,42 @@ class ResilientQueue(Construct):
                 f"The oldest message of {name} is {source_age} s old, half its retention: consumers "
                 "are not keeping up and messages will expire unprocessed.",
             ),
-            "dead_letter_expiry_risk": AlarmSpec(
+        }
+        if dead_letter_retention is not None:
+            specs["dead_letter_expiry_risk"] = AlarmSpec(
                 "DeadLetterExpiryRiskAlarm",
                 queue_metric(dlq, limits.METRIC_OLDEST_AGE),
                 dead_letter_age,
                 1,
                 f"{name}-dead-letter-age",
-                f"A message has waited {dead_letter_age} s in the dead-letter queue of {name}, half "
-                "the time it has left before SQS deletes it. Redrive or archive the dead letters now.",
-            ),
+                self._dead_letter_age_description(
+                    dead_letter_age, source_retention, dead_letter_retention
+                ),
+            )
+        alarms: dict[str, cloudwatch.Alarm | None] = {
+            key: create_alarm(self, spec, alarm_actions, ok_actions) for key, spec in specs.items()
         }
-        return QueueAlarms(
-            **{
-                key: create_alarm(self, spec, alarm_actions, ok_actions)
-                for key, spec in specs.items()
-            }
+        alarms.setdefault("dead_letter_expiry_risk", None)
+        return QueueAlarms(**alarms)  # type: ignore[arg-type]
+
+    def _dead_letter_age_description(
+        self, threshold: int, source_retention: int, dead_letter_retention: int
+    ) -> str:
+        """What the DLQ age alarm means, in the terms its threshold came from: half the time a
+        dead letter has left, or, when that is below the metric's one-minute floor, minutes."""
+        name = self.queue_name
+        left = dead_letter_retention if self.fifo else dead_letter_retention - source_retention
+        if 2 * threshold > left:
+            return (
+                f"A message has waited {threshold} s in the dead-letter queue of {name}, which "
+                f"leaves a dead letter {left} s in the worst case (DLQ retention "
+                f"{dead_letter_retention} s{'' if self.fifo else f' minus the source retention {source_retention} s'}): "
+                "dead letters may expire within minutes. Redrive or archive them now, and "
+                "lengthen the DLQ's retention."
+            )
+        return (
+            f"A message has waited {threshold} s in the dead-letter queue of {name}, half the "
+            "time it has left before SQS deletes it. Redrive or archive the dead letters now."
         )
 
     def _warn(self, warning_id: str, message: str) -> None:

@@ -1,7 +1,9 @@
-"""What a run accepts besides the templates' own Metadata: a suppressions file and a baseline.
+"""What a run accepts besides the templates' own Metadata: a profile, a suppressions file and a
+baseline.
 
-Both engines apply the same steps after judging: the file's suppressions to each finding, a
-QR902 for each entry past its expiry, then the comparison with the baseline (``baseline.py``).
+Both engines apply the same steps after judging: the profile's and the file's rule levels to
+each finding's severity (``profiles.py``), the file's suppressions to each finding, a QR902 for
+each entry past its expiry, then the comparison with the baseline (``baseline.py``).
 The local engine does it here, over a list; the Spark job with the same functions over
 partitions (``job.accept``).
 """
@@ -9,10 +11,11 @@ partitions (``job.accept``).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from constructs_lib.audit import baseline, parsing, rules, safety, suppressions
+from constructs_lib.audit import baseline, parsing, profiles, rules, safety, suppressions
+from constructs_lib.audit.baseline import Entry as BaselineEntry
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.suppressions import FileSuppression
@@ -21,7 +24,9 @@ from constructs_lib.audit.suppressions import FileSuppression
 @dataclass(frozen=True)
 class Acceptance:
     suppressions: tuple[FileSuppression, ...] = ()
-    baseline: tuple[Finding, ...] | None = None  # None: no baseline given
+    baseline: tuple[BaselineEntry, ...] | None = None  # None: no baseline given
+    # rule id -> the severity its findings are reported at, where that is not the catalog's
+    levels: Mapping[str, str] = field(default_factory=dict)
     today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.UTC).date())
 
     @property
@@ -37,15 +42,22 @@ class Acceptance:
 NONE = Acceptance()
 
 
+def catalog_severities() -> dict[str, str]:
+    """Every rule id a finding can carry -> its catalog severity."""
+    return {rule_id: severity for rule_id, severity, _title, _fix in rules.describe_rules()}
+
+
 def load(
     suppression_files: Sequence[str],
     baseline_file: str | None,
     limits: ReadLimits = DEFAULT_LIMITS,
+    profile: str = profiles.DEFAULT_PROFILE,
 ) -> Acceptance:
     """The run's acceptance from its options; a ``SuppressionsFileError`` or ``BaselineError``
     for a file that cannot be used. A suppressions file is read within the templates'
-    ``limits``."""
+    ``limits``; its rule levels win over the ``profile``'s (a later file's over an earlier's)."""
     entries: list[FileSuppression] = []
+    chosen: dict[str, str] = {}
     for path in suppression_files:
         try:
             with open(path, "rb") as handle:
@@ -65,8 +77,23 @@ def load(
                 f"the suppressions file {path} is not YAML or JSON: {error}"
             ) from None
         entries += suppressions.parse_file(path, document, rules.RULE_IDS)
+        chosen.update(
+            (rule_id, level)
+            for rule_id, (level, _reason, _expires) in suppressions.parse_rules(
+                path, document, rules.RULE_IDS
+            ).items()
+            if level != suppressions.OFF
+        )
     known = tuple(baseline.read(baseline_file)) if baseline_file else None
-    return Acceptance(tuple(entries), known)
+    levels = profiles.levels(profile, catalog_severities(), chosen)
+    return Acceptance(tuple(entries), known, levels)
+
+
+def regrade(findings: Iterable[Finding], levels: Mapping[str, str]) -> Iterator[Finding]:
+    """Each finding at the severity ``levels`` gives its rule (its own when none)."""
+    for finding in findings:
+        level = levels.get(finding.rule_id)
+        yield finding if level is None else replace(finding, severity=level)  # type: ignore[arg-type]
 
 
 def apply(
@@ -74,11 +101,12 @@ def apply(
 ) -> tuple[list[Finding], list[Finding] | None]:
     """Findings in report order -> (the same findings accepted or marked, and the expiry
     QR902s, in report order; the baseline's fixed findings, or None without a baseline)."""
-    if not acceptance.suppressions and acceptance.baseline is None:
+    if not acceptance.suppressions and acceptance.baseline is None and not acceptance.levels:
         return findings, None
-    accepted = list(suppressions.external(findings, acceptance.active))
+    graded = regrade(findings, acceptance.levels)
+    accepted = list(suppressions.external(graded, acceptance.active))
     accepted = sorted(accepted + acceptance.expired_findings(), key=Finding.sort_key)
     if acceptance.baseline is None:
         return accepted, None
-    marked, found = baseline.compare(accepted, baseline.counts(acceptance.baseline))
-    return marked, baseline.fixed(list(acceptance.baseline), found)
+    marked, found = baseline.compare(accepted, acceptance.baseline)
+    return marked, baseline.fixed([e.finding for e in acceptance.baseline], found)

@@ -17,6 +17,7 @@ from constructs_lib.audit import (
     objects,
     optional,
     parameters,
+    profiles,
     report,
     safety,
     suppressions,
@@ -83,6 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the documentation is published: the HTML report links each rule to its "
         "section there (default: to the rule's summary at the end of the report)",
     )
+    parser.add_argument(
+        "--profile",
+        choices=profiles.PROFILES,
+        default=profiles.DEFAULT_PROFILE,
+        help="recommended (default): the rules that fire on nearly every queue and flag a gap in "
+        "observability or hardening (QR009, QR013, QR015, QR025) report as info; all: every "
+        "rule at its catalog severity. A suppressions file's 'rules' levels win over either",
+    )
     accepted = parser.add_argument_group(
         "accepted findings (suppressions in template Metadata always apply)"
     )
@@ -92,13 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FILE",
         help="a YAML or JSON file of suppressions for templates the team cannot edit: rule, "
-        "template/stack/resource globs, reason, optional expiry (repeatable)",
+        "template/stack/resource globs, reason, optional expiry; and 'rules' levels "
+        "(QR025: info, or {level: off, reason: ...}) (repeatable)",
     )
     accepted.add_argument(
         "--baseline",
         metavar="FILE",
         help="a baseline written by --write-baseline: only findings not in it decide the exit "
         "status; the report shows new, unchanged and fixed findings",
+    )
+    accepted.add_argument(
+        "--fail-on-changed",
+        action="store_true",
+        help="with --baseline: a known finding whose values changed (a visibility timeout cut "
+        "from 30 s to 20 s) decides the exit status too, as a new one does",
     )
     accepted.add_argument(
         "--write-baseline",
@@ -260,9 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except parameters.ParameterError as error:
         build_parser().error(str(error))
     try:
-        accepts = acceptance.load(args.suppressions, args.baseline, limits_from(args))
+        accepts = acceptance.load(
+            args.suppressions, args.baseline, limits_from(args), profile=args.profile
+        )
     except (suppressions.SuppressionsFileError, baseline.BaselineError) as error:
         build_parser().error(str(error))
+    if args.fail_on_changed and not args.baseline:
+        build_parser().error(
+            "--fail-on-changed compares with a baseline: give --baseline FILE, or drop it"
+        )
     folder = os.path.dirname(args.write_baseline or "") or "."
     if args.write_baseline and not os.path.isdir(folder):
         build_parser().error(
@@ -308,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_NOT_FINISHED
-    return report.exit_status(summary, args.fail_on)
+    return report.exit_status(summary, args.fail_on, args.fail_on_changed)
 
 
 def _write(pieces: Iterable[str], output: str | None) -> None:

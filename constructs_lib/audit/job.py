@@ -32,13 +32,20 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from constructs_lib.audit import (
     acceptance,
@@ -648,10 +655,17 @@ def summarize(
 def accept(
     spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance, partitions: int
 ) -> DataFrame:
-    """``acceptance.apply`` on the executors, lazily: the file's suppressions finding by
-    finding, the expiry QR902s from the driver, and the comparison with the baseline, the
-    findings of each fingerprint that are not suppressed numbered in report order by a window,
-    as the local engine counts them. ``fixed_of`` then lists what the baseline lost."""
+    """``acceptance.apply`` on the executors, lazily: the rule levels as a column expression,
+    the file's suppressions finding by finding, the expiry QR902s from the driver, and the
+    comparison with the baseline: the findings of each fingerprint that are not suppressed
+    numbered in report order by a window and joined with the baseline's entry of the same number
+    (its values decide "changed"), as the local engine counts them. ``fixed_of`` then lists
+    what the baseline lost."""
+    if accepts.levels:
+        severity = F.col("severity")
+        for rule_id, level in sorted(accepts.levels.items()):
+            severity = F.when(F.col("rule_id") == rule_id, F.lit(level)).otherwise(severity)
+        findings = findings.withColumn("severity", severity).select(*FINDING_FIELDS)
     if accepts.suppressions:
         apply_file = functools.partial(_accept_batches, active=accepts.active)
         findings = findings.mapInArrow(apply_file, FINDING_SCHEMA)
@@ -661,21 +675,46 @@ def accept(
     if accepts.baseline is None:
         return findings
     key = list(baseline.FINGERPRINT_FIELDS)
-    known = _baseline_frame(spark, accepts).groupBy(*key).agg(F.count("*").alias("_known"))
+    known = _numbered_baseline(spark, accepts.baseline)
     counted = F.col("suppression") == ""
     number = F.row_number().over(Window.partitionBy(*key, counted).orderBy(*_SORT_COLUMNS))
+    values = F.array_join(
+        F.regexp_extract_all(F.col("message"), F.lit(baseline.VALUE_PATTERN), F.lit(0)), " "
+    )
+    was = F.col("_values")
     state = (
         F.when(~counted, F.col("baseline"))
-        .when(F.col("_n") <= F.coalesce(F.col("_known"), F.lit(0)), model.BASELINE_UNCHANGED)
-        .otherwise(model.BASELINE_NEW)
+        .when(F.col("_known").isNull(), model.BASELINE_NEW)
+        .when(was.isNotNull() & (was != values), model.BASELINE_UPDATED)
+        .otherwise(model.BASELINE_UNCHANGED)
     )
     return (
         findings.repartition(partitions, *key)
         .withColumn("_n", number)
-        .join(F.broadcast(known), key, "left")
+        .join(F.broadcast(known), [*key, "_n"], "left")
         .withColumn("baseline", state)
         .select(*FINDING_FIELDS)
     )
+
+
+def _numbered_baseline(spark: SparkSession, entries: Sequence[baseline.Entry]) -> DataFrame:
+    """The baseline's entries as (fingerprint, n, values): the n-th entry of each fingerprint
+    in report order (the order they were read in), which the n-th finding is compared with."""
+    seen: Counter[baseline.Fingerprint] = Counter()
+    rows = []
+    for entry in entries:
+        key = baseline.fingerprint(entry.finding)
+        seen[key] += 1
+        rows.append((*key, seen[key], entry.values, True))
+    schema = StructType(
+        [
+            *(StructField(name, StringType(), False) for name in baseline.FINGERPRINT_FIELDS),
+            StructField("_n", IntegerType(), False),
+            StructField("_values", StringType(), True),
+            StructField("_known", BooleanType(), False),
+        ]
+    )
+    return spark.createDataFrame(rows, schema)
 
 
 def fixed_of(findings: DataFrame, accepts: acceptance.Acceptance) -> list[Finding] | None:
@@ -691,11 +730,11 @@ def fixed_of(findings: DataFrame, accepts: acceptance.Acceptance) -> list[Findin
         tuple(row[k] for k in key): int(row["count"])
         for row in findings.groupBy(*key).count().join(known, key, "left_semi").collect()
     }
-    return baseline.fixed(list(accepts.baseline), found)
+    return baseline.fixed([e.finding for e in accepts.baseline], found)
 
 
 def _baseline_frame(spark: SparkSession, accepts: acceptance.Acceptance) -> DataFrame:
-    return _findings_frame(spark, list(accepts.baseline or ()))
+    return _findings_frame(spark, [e.finding for e in accepts.baseline or ()])
 
 
 def _accept_batches(batches: Iterable[Any], active: list[Any]) -> Iterator[Any]:

@@ -289,16 +289,22 @@ EXTERNAL = "external"
 # Where a finding stands against a baseline (``--baseline``), in SARIF's words.
 BASELINE_NEW = "new"
 BASELINE_UNCHANGED = "unchanged"
+# In the baseline, with other values in its message (a visibility timeout cut from 30 s to 20 s).
+BASELINE_UPDATED = "updated"
 BASELINE_ABSENT = "absent"  # in the baseline, no longer found: fixed
+STATE_CHANGED = "changed"
 
 
 def finding_state(suppression: str, baseline: str) -> str:
-    """One word for people: "suppressed", "unchanged" (in the baseline), "new" (not in the
-    baseline), "fixed" (in the baseline, gone now) or "open" (no baseline given)."""
+    """One word for people: "suppressed", "unchanged" (in the baseline), "changed" (in the
+    baseline with other values), "new" (not in the baseline), "fixed" (in the baseline, gone
+    now) or "open" (no baseline given)."""
     if suppression:
         return "suppressed"
     if baseline == BASELINE_ABSENT:
         return "fixed"
+    if baseline == BASELINE_UPDATED:
+        return STATE_CHANGED
     return baseline or "open"
 
 
@@ -315,8 +321,8 @@ class Finding:
     # "" while the finding counts; IN_SOURCE or EXTERNAL once a suppression accepts it
     suppression: str = ""
     justification: str = ""  # the suppression's reason, and where it was written
-    # "" without a baseline; BASELINE_NEW or BASELINE_UNCHANGED with one (BASELINE_ABSENT for a
-    # baseline entry no longer found)
+    # "" without a baseline; BASELINE_NEW, BASELINE_UNCHANGED or BASELINE_UPDATED with one
+    # (BASELINE_ABSENT for a baseline entry no longer found)
     baseline: str = ""
 
     @property

@@ -6,13 +6,14 @@ same pass over the findings that picks the ones they list."""
 from __future__ import annotations
 
 import hashlib
+import heapq
 import html
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from constructs_lib.audit import fleet, rules, templates
+from constructs_lib.audit import fleet, profiles, rules, templates
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 
@@ -49,18 +50,37 @@ def _ordered(result: AuditResult) -> Iterable[Finding]:
     )
 
 
+# What a person reads first: the findings that decide, then those that changed against the
+# baseline, then the known and the accepted ones.
+_STATE_RANK = {"open": 0, "new": 0, "changed": 1, "unchanged": 2, "suppressed": 3}
+
+
+def lead_key(finding: Finding) -> tuple[int, int, int, tuple[str, ...]]:
+    """The human formats' order: state (deciding first), severity (worst first), the rule's
+    impact (``profiles.IMPACT_ORDER``: lost messages first), then report order."""
+    return (
+        _STATE_RANK.get(finding.state, 0),
+        -SEVERITY_RANK.get(finding.severity, 0),
+        profiles.impact(finding.rule_id),
+        finding.sort_key(),
+    )
+
+
 def _listed(result: AuditResult) -> tuple[list[Finding], int, fleet.Fleet]:
-    """(the findings a human format lists, how many more there are, the fleet view), from one
-    pass over the findings: a streamed run's are not read twice, and only the listed ones are
-    held."""
+    """(the findings a human format lists, what matters most first; how many more there are;
+    the fleet view), from one pass over the findings: a streamed run's are not read twice, and
+    at most ``REPORT_ROWS`` findings are held."""
     survey = fleet.Survey()
-    listed: list[Finding] = []
     total = 0
-    for finding in _ordered(result):
-        survey.add(finding)
-        if total < REPORT_ROWS:
-            listed.append(finding)
-        total += 1
+
+    def surveyed() -> Iterator[Finding]:
+        nonlocal total
+        for finding in _ordered(result):
+            survey.add(finding)
+            total += 1
+            yield finding
+
+    listed = heapq.nsmallest(REPORT_ROWS, surveyed(), key=lead_key)
     return listed, total - len(listed), survey.result()
 
 
@@ -110,11 +130,21 @@ def summary_of(
     by_severity: Counter[str] = Counter()
     by_rule: Counter[str] = Counter()
     by_state: Counter[str] = Counter()
-    for (rule_id, severity, state), count in findings_by_rule_severity_state.items():
+    changed: Counter[str] = Counter()
+    catalog = {rule_id: sev for rule_id, sev, _title, _fix in rules.describe_rules()}
+    regraded: dict[str, dict[str, Any]] = {}
+    for (rule_id, severity, state), count in sorted(findings_by_rule_severity_state.items()):
         by_state[state] += count
         if state in ("open", "new"):
             by_severity[severity] += count
             by_rule[rule_id] += count
+        if state == "changed":
+            changed[severity] += count
+        if catalog.get(rule_id, severity) != severity:
+            shown = regraded.setdefault(
+                rule_id, {"catalog": catalog[rule_id], "reported": severity, "findings": 0}
+            )
+            shown["findings"] += count
     return {
         "files_read": read,
         "files_clean": clean,
@@ -128,9 +158,21 @@ def summary_of(
         "by_severity": {s: by_severity.get(s, 0) for s in ("error", "warning", "info")},
         "by_rule": dict(sorted(by_rule.items())),
         "suppressed": by_state["suppressed"],
+        # findings reported at another severity than the catalog's, by the profile or the
+        # suppressions file's rule levels (--profile all reports the catalog's)
+        "regraded": regraded,
         "baseline": None
         if fixed is None
-        else {"new": by_state["new"], "unchanged": by_state["unchanged"], "fixed": fixed},
+        else {
+            "new": by_state["new"],
+            "unchanged": by_state["unchanged"],
+            "changed": by_state["changed"],
+            "fixed": fixed,
+        },
+        # known findings whose values changed, by severity (what --fail-on-changed judges)
+        "changed_by_severity": None
+        if fixed is None
+        else {s: changed.get(s, 0) for s in ("error", "warning", "info")},
     }
 
 
@@ -141,13 +183,17 @@ def exit_code(findings: Iterable[Finding], fail_on: str) -> int:
     return exit_status({"by_severity": counts}, fail_on)
 
 
-def exit_status(summary: dict[str, Any], fail_on: str) -> int:
-    """1 when the summary counts a finding at least as severe as ``fail_on``: the exit status
-    of a run whose findings are not all in memory."""
+def exit_status(summary: dict[str, Any], fail_on: str, fail_on_changed: bool = False) -> int:
+    """1 when the summary counts a finding at least as severe as ``fail_on`` (with
+    ``fail_on_changed``, a known finding whose values changed counts too): the exit status of a
+    run whose findings are not all in memory."""
     if fail_on == "never":
         return 0
     threshold = SEVERITY_RANK[fail_on]
-    counts: dict[str, int] = summary["by_severity"]
+    counts: dict[str, int] = dict(summary["by_severity"])
+    if fail_on_changed:
+        for severity, n in (summary.get("changed_by_severity") or {}).items():
+            counts[severity] = counts.get(severity, 0) + n
     return int(any(n and SEVERITY_RANK[s] >= threshold for s, n in counts.items()))
 
 
@@ -320,8 +366,14 @@ def _accepted_text(summary: dict[str, Any]) -> str:
     known = summary["baseline"]
     if known is not None:
         parts.append(
-            f"against the baseline: {known['new']:,} new, {known['unchanged']:,} unchanged, "
-            f"{known['fixed']:,} fixed"
+            f"against the baseline: {known['new']:,} new, {known['changed']:,} changed, "
+            f"{known['unchanged']:,} unchanged, {known['fixed']:,} fixed"
+        )
+    regraded = sum(r["findings"] for r in summary.get("regraded", {}).values())
+    if regraded:
+        parts.append(
+            f"{regraded:,} reported below or above their rule's catalog severity by the profile "
+            "(--profile all reports the catalog's)"
         )
     return "; ".join(parts)
 
@@ -934,6 +986,7 @@ def _html_counts(summary: Mapping[str, Any]) -> str:
         known = (
             '<p class="label">Against the baseline</p><ul class="counts">'
             + item("new", baseline["new"], "new")
+            + item("changed", baseline["changed"], "changed")
             + item("unchanged", baseline["unchanged"], "unchanged")
             + item("fixed", baseline["fixed"], "fixed")
             + "</ul>"
@@ -1021,6 +1074,11 @@ def render_html(result: AuditResult, docs_url: str | None = None) -> str:
         _html_folded(
             "Suppressed: accepted with a reason",
             [f for f in listed if f.state == "suppressed"],
+            fixes,
+        ),
+        _html_folded(
+            "Changed: in the baseline, with other values",
+            [f for f in listed if f.state == "changed"],
             fixes,
         ),
         _html_folded(

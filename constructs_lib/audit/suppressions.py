@@ -18,7 +18,10 @@ each reported as QR902 and suppress nothing.
 
 The suppressions file (``--suppressions FILE``) is for fleets a team cannot edit: each entry
 names a rule, globs for template, stack and resource, a reason and an optional expiry date,
-after which it stops applying and a QR902 says so.
+after which it stops applying and a QR902 says so. Its ``rules`` mapping sets a rule's level
+for the whole fleet (``profiles.py``): ``info``, ``warning`` or ``error`` report the rule at that
+severity, and ``off``, with a reason (and an optional expiry) like any entry, accepts every
+finding of the rule.
 """
 
 from __future__ import annotations
@@ -218,15 +221,29 @@ class FileSuppression:
 
 
 def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[FileSuppression]:
-    """A suppressions file's document (``{"suppressions": [...]}``) -> its entries, or a
+    """A suppressions file's document (``{"suppressions": [...], "rules": {...}}``) -> its
+    entries (a rule turned ``off`` is one, matching every finding of the rule), or a
     ``SuppressionsFileError`` naming the entry, the value and the fix."""
-    if not isinstance(document, Mapping) or not isinstance(document.get("suppressions"), list):
+    listed = document.get("suppressions", []) if isinstance(document, Mapping) else None
+    has_rules = isinstance(document, Mapping) and "rules" in document
+    if (
+        not isinstance(listed, list)
+        or not isinstance(document, Mapping)
+        or ("suppressions" not in document and not has_rules)
+    ):
         raise SuppressionsFileError(
-            f"{path}: expected a mapping with a list under 'suppressions' (docs/audit.md, "
-            '"Suppressions outside the template")'
+            f"{path}: expected a mapping with a list under 'suppressions' or a mapping under "
+            "'rules' (docs/audit.md, \"Suppressions outside the template\")"
         )
     found: list[FileSuppression] = []
-    for position, entry in enumerate(document["suppressions"], start=1):
+    for rule_id, (level, reason, expires) in parse_rules(path, document, known_rules).items():
+        if level == OFF:
+            found.append(
+                FileSuppression(
+                    rule=rule_id, reason=reason, source=f"{path} rules.{rule_id}", expires=expires
+                )
+            )
+    for position, entry in enumerate(listed, start=1):
         source = f"{path} entry {position}"
         if not isinstance(entry, Mapping):
             raise SuppressionsFileError(
@@ -269,6 +286,53 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
             )
         )
     return found
+
+
+OFF = "off"
+RULE_LEVELS = (OFF, "info", "warning", "error")
+
+
+def parse_rules(
+    path: str, document: Mapping[str, Any], known_rules: Collection[str]
+) -> dict[str, tuple[str, str, datetime.date | None]]:
+    """The file's ``rules`` mapping -> rule id -> (level, reason, expiry). A level is
+    ``QR025: info`` or ``QR025: {level: off, reason: ..., expires: YYYY-MM-DD}``; ``off`` needs
+    a reason, as every suppression does. YAML reads a bare ``off`` as false: that is ``off``."""
+    given = document.get("rules", {})
+    if not isinstance(given, Mapping):
+        raise SuppressionsFileError(
+            f"{path}: rules is not a mapping of rule id -> level; write rules: {{QR025: info}}"
+        )
+    levels: dict[str, tuple[str, str, datetime.date | None]] = {}
+    for rule, value in given.items():
+        source = f"{path} rules.{rule}"
+        if rule not in known_rules or rule == SUPPRESSION_RULE:
+            raise SuppressionsFileError(
+                f"{source}: {rule!r} is not a rule queue-audit reports (QR902 cannot be "
+                "turned down); give one id, such as QR025"
+            )
+        details = value if isinstance(value, Mapping) else {"level": value}
+        unknown = sorted(set(map(str, details)) - {"level", "reason", "expires"})
+        level = OFF if details.get("level") is False else details.get("level")
+        if unknown or level not in RULE_LEVELS:
+            raise SuppressionsFileError(
+                f"{source}: {value!r} is not a level; write one of {', '.join(RULE_LEVELS)}, or "
+                f"{{level: off, reason: ..., expires: YYYY-MM-DD}}"
+            )
+        reason = details.get("reason")
+        why_not = reason_problem(reason) if level == OFF else None
+        if why_not:
+            raise SuppressionsFileError(
+                f"{source}: off {why_not}; write {rule}: {{level: off, reason: ...}} saying why "
+                f"no finding of {rule} matters in this fleet, in at least {MIN_REASON_LENGTH} "
+                "characters"
+            )
+        levels[str(rule)] = (
+            str(level),
+            str(reason).strip() if isinstance(reason, str) else "",
+            _date(source, details.get("expires")),
+        )
+    return levels
 
 
 def _date(source: str, value: Any) -> datetime.date | None:

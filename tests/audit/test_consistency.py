@@ -6,6 +6,7 @@ its cdk-nag packs; its cloud assembly is then audited by the single-process engi
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,23 @@ def test_example_app_has_no_error_or_warning_findings(example_app: Synthesized) 
     assert result.queues == 4
     assert [f.rule_id for f in result.findings if f.severity in ("error", "warning")] == []
     assert all(f.status == "ok" for f in result.files)
+
+
+@pytest.mark.parametrize("profile", ["recommended", "all"])
+def test_example_app_passes_under_every_profile(
+    example_app: Synthesized, profile: str, tmp_path: Path
+) -> None:
+    from constructs_lib.audit import cli
+
+    out = tmp_path / "report.json"
+    options = ["--profile", profile, "--fail-on", "warning", "--output", str(out)]
+    code = cli.main(
+        [str(example_app.outdir), "--engine", "local", "--quiet", "--format", "json", *options]
+    )
+    summary = json.loads(out.read_text())["summary"]
+    assert summary["by_severity"]["error"] == summary["by_severity"]["warning"] == 0
+    assert summary["queues"] == 4
+    assert code == 0
 
 
 def test_in_app_plugin_agrees(example_app: Synthesized) -> None:

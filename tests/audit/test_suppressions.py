@@ -369,7 +369,7 @@ def test_suppressed_findings_stay_out_of_the_baseline(tmp_path: Path) -> None:
     ("content", "says"),
     [
         ("{not json", "is not JSON"),
-        ('{"version": 2, "findings": []}', "version 1"),
+        ('{"version": 3, "findings": []}', "version 1 or 2"),
         ('{"version": 1}', "no list of findings"),
         ('{"version": 1, "findings": [{"rule_id": "QR001"}]}', "finding 1, lacks one of"),
     ],
@@ -399,15 +399,21 @@ def test_a_missing_baseline_is_a_usage_error(
 
 @pytest.fixture
 def accepted_fleet(tmp_path: Path) -> tuple[list[Path], list[str]]:
-    """Findings in every state: suppressed in the template and by the file, unchanged, new,
-    fixed, and an expired file entry."""
+    """Findings in every state: suppressed in the template and by the file, unchanged, changed
+    (a visibility timeout cut from 30 s to 20 s: QR007 with other values), new, fixed, an
+    expired file entry, and a rule the default profile reports as info (QR025: no DLQ age
+    alarm)."""
     base = tmp_path / "baseline.json"
     original = faulty()
     props(original, "Dlq")["SqsManagedSseEnabled"] = False  # fixed below
+    props(original, "Source")["VisibilityTimeout"] = 30
+    original["Resources"].pop("DlqAge")
     audit(
         "local", [write(tmp_path, "a.json", original)], "--write-baseline", str(base), out=tmp_path
     )
     template = suppress(faulty(), "Source", {"id": "QR012", "reason": REASON})
+    props(template, "Source")["VisibilityTimeout"] = 20
+    template["Resources"].pop("DlqAge")
     second = copy.deepcopy(faulty("billing"))
     entries = suppressions_file(
         tmp_path,
@@ -451,7 +457,11 @@ def test_sarif_with_suppressions_and_baseline_states_validates(
     assert kinds == {"inSource", "external"}
     assert all(r["suppressions"][0]["status"] == "accepted" for r in suppressed)
     assert all(REASON in r["suppressions"][0]["justification"] for r in suppressed)
-    assert {r["baselineState"] for r in results if "suppressions" not in r} == {"new", "unchanged"}
+    assert {r["baselineState"] for r in results if "suppressions" not in r} == {
+        "new",
+        "unchanged",
+        "updated",
+    }
     assert document["runs"][0]["properties"]["baseline"]["fixed"] == 1
 
 
@@ -470,9 +480,9 @@ def test_text_formats_show_each_state_and_the_counts(
     fmt: str, accepted_fleet: tuple[list[Path], list[str]], tmp_path: Path
 ) -> None:
     _, text = render(accepted_fleet, fmt, tmp_path / f"audit.{fmt}")
-    for word in ("suppressed", "unchanged", "new"):
+    for word in ("suppressed", "unchanged", "changed", "new"):
         assert word in text
-    assert "2 suppressed" in text and "1 fixed" in text
+    assert "2 suppressed" in text and "1 changed" in text and "1 fixed" in text
 
 
 def test_the_documented_cdk_route_accepts_the_finding_in_construct_plugin_and_audit(

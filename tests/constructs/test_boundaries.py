@@ -204,8 +204,11 @@ def test_fails_for_an_imported_function_without_its_timeout(stack: cdk.Stack) ->
     )
     queue = ResilientQueue(stack, "Orders")
 
+    # named by the ARN it was imported with, which the user can find; not by a construct path
     with pytest.raises(
-        ConfigurationError, match="function_timeout=None: is required for TestStack/Imported"
+        ConfigurationError,
+        match="function_timeout=None: is required for "
+        "arn:aws:lambda:us-east-1:123456789012:function:worker, whose timeout",
     ):
         queue.add_lambda_consumer(imported)
 
@@ -246,12 +249,14 @@ def test_a_given_dlq_of_the_same_type_is_used(stack: cdk.Stack) -> None:
 
 def test_fails_when_a_given_dlq_keeps_messages_shorter_than_the_source(stack: cdk.Stack) -> None:
     dlq = sqs.Queue(stack, "MyDlq", retention_period=cdk.Duration.days(2))
-    with pytest.raises(
-        ConfigurationError, match="must be shorter than dead_letter_retention_period"
-    ):
+    with pytest.raises(ConfigurationError) as raised:
         ResilientQueue(
             stack, "Orders", dead_letter_queue=dlq, retention_period=cdk.Duration.days(3)
         )
+    message = str(raised.value)
+    assert "dead_letter_queue=queue MyDlq: keeps messages no longer than this queue's " in message
+    assert "retention_period (259200 s): queue MyDlq keeps messages 172800 s" in message
+    assert "Fix: give queue MyDlq a retention_period above 259200 s" in message
 
 
 def test_every_problem_of_one_call_is_listed_at_once(stack: cdk.Stack) -> None:

@@ -804,7 +804,7 @@ def test_fails_for_a_dead_letter_consumer_on_a_dlq_the_construct_did_not_create(
         queue.add_dead_letter_consumer(make_function())
 
     message = str(raised.value)
-    assert "add_dead_letter_consumer=<aws_cdk.aws_sqs.Queue TestStack/MyDlq>" in message
+    assert "add_dead_letter_consumer=queue MyDlq: needs the dead-letter queue" in message
     assert "cannot set the visibility timeout of a dead_letter_queue you gave" in message
     assert "Fix: leave dead_letter_queue unset" in message
     assert not resources_of_type(stack, "AWS::Lambda::EventSourceMapping")

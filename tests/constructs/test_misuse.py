@@ -34,7 +34,7 @@ def test_fails_when_the_same_function_is_added_twice(
 
     [problem] = raised.value.problems
     assert problem.prop == "function"
-    assert f"TestStack/{worker.node.id}" in str(raised.value)
+    assert f"function=function {worker.node.id}: already consumes" in str(raised.value)
     assert "already consumes TestStack/Orders" in str(raised.value)
     assert len(resources_of_type(stack, "AWS::Lambda::EventSourceMapping")) == 1
 
@@ -92,7 +92,9 @@ def test_fails_for_a_dashboard_that_would_graph_a_function_of_another_stack(
     queue = ResilientQueue(queue_stack, "Orders")
     queue.add_lambda_consumer(make_function(scope=function_stack))
 
-    with pytest.raises(ConfigurationError, match="would graph Functions/Fn0, which is in another"):
+    with pytest.raises(
+        ConfigurationError, match="would graph function Fn0 of stack Functions, another"
+    ):
         queue.add_dashboard()
 
 

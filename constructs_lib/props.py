@@ -602,7 +602,7 @@ CHECKS = Table(
             Choice(("all", "recommended")),
             '`"all"`',
             "`all`: every rule at its catalog severity; `recommended`: as `queue-audit`'s "
-            "default profile, QR009, QR013, QR015 and QR025 as info",
+            "default profile, QR013, QR015 and QR025 as info",
             fix='pass profile="all" or "recommended"',
         ),
     ),

@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=profiles.PROFILES,
         default=profiles.DEFAULT_PROFILE,
         help="recommended (default): the rules that fire on nearly every queue and flag a gap in "
-        "observability or hardening (QR009, QR013, QR015, QR025) report as info; all: every "
+        "observability or hardening (QR013, QR015, QR025) report as info; all: every "
         "rule at its catalog severity. A suppressions file's 'rules' levels win over either",
     )
     accepted = parser.add_argument_group(

@@ -28,12 +28,6 @@ DEFAULT_PROFILE = RECOMMENDED
 # The recommended profile's departures from the catalog, each with its reason. Every other rule
 # reports at its catalog severity.
 _RECOMMENDED_LEVELS: dict[str, tuple[str, str]] = {
-    "QR009": (
-        "info",
-        "AWS's recommended SQS alarms include one on ApproximateNumberOfMessagesNotVisible, with a "
-        "threshold that depends on the workload; the 120,000 in-flight quota it guards is reached "
-        "by few queues, and the rule fires on nearly every source queue of public fleets",
-    ),
     "QR013": (
         "info",
         "hardening: AWS SDKs and the CLI call SQS over HTTPS by default; fires on nearly every "

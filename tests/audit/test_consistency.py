@@ -44,8 +44,9 @@ def example_app(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 
 def test_example_app_has_no_error_or_warning_findings(example_app: Synthesized) -> None:
     result = engine.audit_paths([str(example_app.outdir)])
-    # the audit saw the pipelines: two source queues and their two DLQs
-    assert result.queues == 4
+    # the audit saw the pipelines: two source queues, their two DLQs, and the queue that keeps
+    # the orders topic's undeliverable messages
+    assert result.queues == 5
     assert [f.rule_id for f in result.findings if f.severity in ("error", "warning")] == []
     assert all(f.status == "ok" for f in result.files)
 
@@ -63,7 +64,7 @@ def test_example_app_passes_under_every_profile(
     )
     summary = json.loads(out.read_text())["summary"]
     assert summary["by_severity"]["error"] == summary["by_severity"]["warning"] == 0
-    assert summary["queues"] == 4
+    assert summary["queues"] == 5
     assert code == 0
 
 

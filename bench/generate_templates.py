@@ -14,6 +14,10 @@ must cause, derived from the rule catalog by hand:
   without the SAM transform;
 - a fifth of the single templates are YAML with short-form tags (!Ref, !GetAtt, !Sub, ...).
 
+``--profile many-findings`` puts two pipelines (logical ids prefixed P0, P1) of six to nine
+faults each into every single template instead: about 11 findings per template instead of 1.5,
+for fleets whose report, not their parsing, is most of the work.
+
 Templates go to ``OUT/templates/``; ``OUT/ground-truth.json`` lists every expected finding as
 {template, rule_id, resource, faults (the injected fault ids)}, with template paths relative to ``OUT/templates``. Deterministic for a given --seed.
 """
@@ -658,20 +662,77 @@ def _relative(index: int, yaml: bool = False) -> str:
     return f"{index // 1000:03d}/t{index:06d}.{extension}"
 
 
-def _single(index: int, rng: random.Random) -> tuple[Template, Expected, bool, str]:
+@dataclass(frozen=True)
+class Profile:
+    """How faulty a single template is: ``pipelines`` pipelines (source, DLQ, consumer, alarms),
+    each with a first fault and then ``extras`` (one drawn per pipeline) more of other groups."""
+
+    pipelines: int
+    extras: tuple[int, ...]
+
+
+PROFILES = {
+    # The bench corpus: one pipeline, one to three faults, about 1.5 findings per template.
+    "bench": Profile(1, (0, 0, 0, 1, 1, 2)),
+    # Two pipelines of six to nine faults each (one of every template in five stays as in the
+    # bench corpus: cross-stack pairs, broken files): about 11 findings per template, a fleet
+    # whose report is ten times the bench corpus's for about twice its bytes.
+    "many-findings": Profile(2, (5, 6, 7, 8)),
+}
+
+
+def _pipeline(
+    name: str, rng: random.Random, extras: tuple[int, ...]
+) -> tuple[Template, Expected, list[Fault]]:
     first = rng.choice(FAULTS)
     chosen = [first]
     if first.group != "single":
-        extra = rng.choice([0, 0, 0, 1, 1, 2])
+        extra = rng.choice(extras)
         for _ in range(extra):
             options = [f for f in FAULTS if f.group not in {"single", *(c.group for c in chosen)}]
             chosen.append(rng.choice(options))
-    template = healthy(f"q{index:06d}", fifo=first.fifo)
+    template = healthy(name, fifo=first.fifo)
     expected: Expected = set()
     for fault in chosen:
         fault.apply(template)
         expected |= fault.expected
-    return template, expected, index % 5 == 3, "+".join(f.id for f in chosen)
+    return template, expected, chosen
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with every ``Ref`` and ``Fn::GetAtt`` of a logical id in ``names`` renamed (the
+    templates name their queues' ARNs by queue name, never by logical id, elsewhere)."""
+    if isinstance(value, list):
+        return [_renamed(item, names) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1 and value.get("Ref") in names:
+        return {"Ref": names[value["Ref"]]}
+    target = value.get("Fn::GetAtt")
+    if len(value) == 1 and isinstance(target, list) and target[0] in names:
+        return {"Fn::GetAtt": [names[target[0]], *target[1:]]}
+    return {key: _renamed(item, names) for key, item in value.items()}
+
+
+def _single(
+    index: int, rng: random.Random, profile: Profile = PROFILES["bench"]
+) -> tuple[Template, Expected, bool, str]:
+    if profile.pipelines == 1:
+        template, expected, chosen = _pipeline(f"q{index:06d}", rng, profile.extras)
+        return template, expected, index % 5 == 3, "+".join(f.id for f in chosen)
+    # Several pipelines in one template: each one's logical ids get a prefix (P0, P1...).
+    template = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {}}
+    expected = set()
+    labels = []
+    for number in range(profile.pipelines):
+        part, part_expected, chosen = _pipeline(f"q{index:06d}p{number}", rng, profile.extras)
+        names = {logical_id: f"P{number}{logical_id}" for logical_id in part["Resources"]}
+        template["Resources"].update(
+            {names[k]: _renamed(v, names) for k, v in part["Resources"].items()}
+        )
+        expected |= {(rule, names[logical_id]) for rule, logical_id in part_expected}
+        labels.append("+".join(f.id for f in chosen))
+    return template, expected, index % 5 == 3, "|".join(labels)
 
 
 def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Expected, str]]:
@@ -740,7 +801,7 @@ def _missing_import(index: int) -> tuple[Template, Expected]:
     return template, {("QR900", "Source")}
 
 
-def generate(count: int, seed: int = 7) -> Generated:
+def generate(count: int, seed: int = 7, profile: str = "bench") -> Generated:
     rng = random.Random(seed)
     files: dict[str, str] = {}
     truth: list[dict[str, str]] = []
@@ -766,22 +827,26 @@ def generate(count: int, seed: int = 7) -> Generated:
             template, expected = _missing_import(index)
             add(_relative(index), json.dumps(template, indent=1), expected, "missing-import")
         else:
-            template, expected, yaml, faults = _single(index, rng)
+            template, expected, yaml, faults = _single(index, rng, PROFILES[profile])
             content = to_yaml(template) + "\n" if yaml else json.dumps(template, indent=1)
             add(_relative(index, yaml), content, expected, faults)
         index += 1
     return Generated(files, truth)
 
 
-def write(out: str, count: int, seed: int = 7) -> Generated:
-    generated = generate(count, seed)
+def write(out: str, count: int, seed: int = 7, profile: str = "bench") -> Generated:
+    generated = generate(count, seed, profile)
     for path, content in generated.files.items():
         full = os.path.join(out, TEMPLATES_DIR, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8") as handle:
             handle.write(content)
     with open(os.path.join(out, "ground-truth.json"), "w", encoding="utf-8") as handle:
-        json.dump({"count": count, "seed": seed, "findings": generated.truth}, handle, indent=1)
+        json.dump(
+            {"count": count, "seed": seed, "profile": profile, "findings": generated.truth},
+            handle,
+            indent=1,
+        )
     return generated
 
 
@@ -790,8 +855,15 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="bench",
+        help="bench: one pipeline and one to three faults per template (default); "
+        "many-findings: two pipelines of six to nine faults each (about 11 findings a template)",
+    )
     args = parser.parse_args()
-    generated = write(args.out, args.count, args.seed)
+    generated = write(args.out, args.count, args.seed, args.profile)
     print(
         f"{len(generated.files)} templates, {len(generated.truth)} expected findings in {args.out}"
     )

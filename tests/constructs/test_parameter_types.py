@@ -86,7 +86,7 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "message_group_id": {"str", "none"},
     },
     # Another string is a wrong value (ConfigurationError), tested below.
-    "QueueResilienceChecks": {"fail_on": {"str"}},
+    "QueueResilienceChecks": {"fail_on": {"str"}, "profile": {"str"}},
 }
 TABLES = {table.call: table for table in props.TABLES}
 
@@ -201,6 +201,14 @@ def test_a_factor_that_is_not_finite_is_a_configuration_error(value: float) -> N
     with pytest.raises(ConfigurationError, match="NaN and infinities are refused") as raised:
         call("add_lambda_consumer", "visibility_timeout_factor", value)
     assert [p.prop for p in raised.value.problems] == ["visibility_timeout_factor"]
+
+
+@SETTINGS
+@given(profile=st.text(max_size=12).filter(lambda s: s not in {"recommended", "all"}))
+def test_an_unknown_profile_is_a_configuration_error(profile: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        QueueResilienceChecks(profile=profile)
+    assert [p.prop for p in raised.value.problems] == ["profile"]
 
 
 @SETTINGS

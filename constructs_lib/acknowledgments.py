@@ -24,7 +24,7 @@ from typing import Any
 from aws_cdk import CfnResource, Stack, Validations
 from constructs import IConstruct
 
-from constructs_lib.audit import suppressions
+from constructs_lib import suppression_terms
 
 # CDK stores an acknowledgment of a bare id under its annotations namespace ("Annotation::QR024";
 # older releases wrote "annotation::"); cdk-nag drops that prefix when it writes the Metadata.
@@ -51,7 +51,7 @@ def rule_of_acknowledgment(acknowledged_id: Any) -> str | None:
     """The audit rule an acknowledgment's stored id names, or None for another tool's rule."""
     if not isinstance(acknowledged_id, str):
         return None
-    return suppressions.rule_of(_ANNOTATION_NAMESPACE.sub("", acknowledged_id))
+    return suppression_terms.rule_of(_ANNOTATION_NAMESPACE.sub("", acknowledged_id))
 
 
 def _acknowledgments(construct: IConstruct) -> Iterator[tuple[str, Any, str]]:
@@ -68,11 +68,11 @@ def _acknowledgments(construct: IConstruct) -> Iterator[tuple[str, Any, str]]:
 
 
 def _metadata_entries(metadata: Any) -> Iterator[tuple[str, Any]]:
-    nag = metadata.get(suppressions.CDK_NAG_KEY) if isinstance(metadata, Mapping) else None
-    listed = nag.get(suppressions.CDK_NAG_LIST) if isinstance(nag, Mapping) else None
+    nag = metadata.get(suppression_terms.CDK_NAG_KEY) if isinstance(metadata, Mapping) else None
+    listed = nag.get(suppression_terms.CDK_NAG_LIST) if isinstance(nag, Mapping) else None
     for entry in listed if isinstance(listed, list) else []:
         if isinstance(entry, Mapping):
-            rule_id = suppressions.rule_of(entry.get("id"))
+            rule_id = suppression_terms.rule_of(entry.get("id"))
             if rule_id is not None:
                 yield rule_id, entry.get("reason")
 
@@ -83,7 +83,9 @@ def _candidates(construct: IConstruct) -> Iterator[tuple[str, Any, str]]:
     yield from _acknowledgments(construct)
     resource = construct if CfnResource.is_cfn_resource(construct) else construct.node.default_child
     if isinstance(resource, CfnResource):
-        metadata = {suppressions.CDK_NAG_KEY: resource.get_metadata(suppressions.CDK_NAG_KEY)}
+        metadata = {
+            suppression_terms.CDK_NAG_KEY: resource.get_metadata(suppression_terms.CDK_NAG_KEY)
+        }
         for rule_id, reason in _metadata_entries(metadata):
             yield rule_id, reason, f"suppressed in the Metadata of {resource.node.path}"
     stack = Stack.of(construct)
@@ -100,7 +102,7 @@ def find(rule_id: str, resources: Sequence[IConstruct]) -> Verdict:
         for candidate_rule, reason, where in _candidates(construct):
             if candidate_rule != rule_id:
                 continue
-            problem = suppressions.reason_problem(reason)
+            problem = suppression_terms.reason_problem(reason)
             if problem is None:
                 valid = valid or Suppression(rule_id, str(reason).strip(), where)
             elif (text := f"{rule_id} {where} {problem}") not in ignored:

@@ -42,11 +42,11 @@ from aws_cdk import (
 )
 
 from constructs_lib import props
-from constructs_lib.audit import acceptance, discovery, engine, profiles, rules, suppressions
+from constructs_lib.audit import acceptance, discovery, engine, profiles, rules
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 from constructs_lib.errors import ConfigurationError
+from constructs_lib.suppression_terms import PLUGIN_NAME
 
-PLUGIN_NAME = suppressions.PLUGIN_NAME
 PLUGIN_VERSION = "0.1.0"
 
 

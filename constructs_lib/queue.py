@@ -51,7 +51,6 @@ from constructs_lib.alarms import (
     queue_count_metric,
     queue_metric,
 )
-from constructs_lib.audit.suppressions import MIN_REASON_LENGTH
 from constructs_lib.consumer import (
     ConsumerSettings,
     LambdaConsumer,
@@ -59,6 +58,7 @@ from constructs_lib.consumer import (
     make_event_source,
 )
 from constructs_lib.errors import ConfigurationError, Problem
+from constructs_lib.suppression_terms import MIN_REASON_LENGTH
 
 DEFAULT_DEAD_LETTER_RETENTION = Duration.seconds(limits.RETENTION_MAX)
 WARNING_PREFIX = "constructs_lib"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from constructs_lib import limits, policy
+from constructs_lib import limits, policy, suppression_terms
 from constructs_lib.audit import iam, suppressions
 from constructs_lib.audit.intrinsics import describe, is_ref, is_unresolved
 from constructs_lib.audit.model import (
@@ -1073,9 +1073,9 @@ META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
         suppressions.SUPPRESSION_RULE,
         "warning",
         "Suppression that is not honoured",
-        f"write it as Metadata {suppressions.CDK_NAG_KEY}.{suppressions.CDK_NAG_LIST} entries "
+        f"write it as Metadata {suppression_terms.CDK_NAG_KEY}.{suppression_terms.CDK_NAG_LIST} entries "
         "{id, reason} naming a rule queue-audit reports, with a reason of at least "
-        f"{suppressions.MIN_REASON_LENGTH} characters; renew an expired entry of a suppressions "
+        f"{suppression_terms.MIN_REASON_LENGTH} characters; renew an expired entry of a suppressions "
         "file, or fix the findings it accepted",
     ),
     (

@@ -878,10 +878,10 @@ def test_fleet_spark_job_agrees(spark: Any, fleet: list[tuple[str, str]]) -> Non
     ids=["v4-7", "v4-8", "v4-9", "v6-31", "v6-32", "v6-33", "garbage"],
 )
 def test_source_ip_width(cidr: str, restricts: bool) -> None:
-    from constructs_lib.audit import iam
+    from constructs_lib.audit.iam import conditions
 
-    test = iam.Test("IpAddress", "aws:SourceIp", (cidr,))
-    assert (iam.restricts(test) is True) == restricts, iam.restricts(test)
+    test = conditions.Test("IpAddress", "aws:SourceIp", (cidr,))
+    assert (conditions.restricts(test) is True) == restricts, conditions.restricts(test)
 
 
 @pytest.mark.parametrize(
@@ -890,7 +890,7 @@ def test_source_ip_width(cidr: str, restricts: bool) -> None:
     ids=["11-digits", "12-digits", "13-digits"],
 )
 def test_source_account_is_twelve_digits(account: str, restricts: bool) -> None:
-    from constructs_lib.audit import iam
+    from constructs_lib.audit.iam import conditions
 
-    test = iam.Test("StringEquals", "aws:SourceAccount", (account,))
-    assert (iam.restricts(test) is True) == restricts, iam.restricts(test)
+    test = conditions.Test("StringEquals", "aws:SourceAccount", (account,))
+    assert (conditions.restricts(test) is True) == restricts, conditions.restricts(test)

@@ -1,0 +1,100 @@
+"""The catalog: every queue rule (QR001-QR029) in id order, the ids a finding can carry, and
+``evaluate``, which runs the rules on one queue's context and turns their outcomes into
+findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from constructs_lib.audit import suppressions
+from constructs_lib.audit.model import PARAMETER_SOURCES, Finding, QueueContext, Resource, Severity
+from constructs_lib.audit.rules import (
+    alarms,
+    consumers,
+    dead_letters,
+    encryption,
+    event_sources,
+    fifo,
+    queue_policies,
+)
+from constructs_lib.audit.rules.meta import META_RULES, unresolved_finding
+from constructs_lib.audit.rules.outcomes import Hit, Rule, Unknowable, Unknown
+from constructs_lib.audit.rules.properties import name_of
+
+CATALOG: tuple[Rule, ...] = tuple(
+    sorted(
+        (
+            *dead_letters.RULES,
+            *consumers.RULES,
+            *event_sources.RULES,
+            *alarms.RULES,
+            *encryption.RULES,
+            *queue_policies.RULES,
+            *fifo.RULES,
+        ),
+        key=lambda rule: rule.id,
+    )
+)
+
+
+RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in CATALOG}
+
+# Every id a finding can carry: what a suppression may name.
+RULE_IDS = frozenset([*RULES_BY_ID, *(m[0] for m in META_RULES)])
+
+
+def describe_rules() -> list[tuple[str, Severity, str, str]]:
+    """(id, severity, title, fix) for every rule the audit can report, in id order."""
+    return sorted([(r.id, r.severity, r.title, r.fix) for r in CATALOG] + list(META_RULES))
+
+
+def _parameter_sources(ctx: QueueContext, resource: Resource) -> str:
+    """Where values of the judged resources came from, when a parameter gave them."""
+    seen: dict[str, Resource] = {r.uid: r for r in (resource, ctx.queue)}
+    for consumer in ctx.consumers:
+        if consumer.mapping.uid == resource.uid and consumer.function is not None:
+            seen[consumer.function.uid] = consumer.function
+    notes = [
+        f"{name_of(r)} {prop} from {source}"
+        for r in seen.values()
+        for prop, source in sorted((r.prop(PARAMETER_SOURCES) or {}).items())
+    ]
+    return f" [values: {'; '.join(notes)}]" if notes else ""
+
+
+def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Finding]:
+    """Every finding of every rule on this queue's context, QR900 for what it could not judge."""
+    findings: dict[tuple[str, str, str, str], Finding] = {}
+    queue = ctx.queue.logical_id
+    for rule in catalog:
+        try:
+            outcomes = list(rule.check(ctx))
+        except Unknowable as unknown:
+            outcomes = [Unknown(unknown.resource, unknown.what)]
+        except Exception as error:  # a template shape no rule foresaw is reported, not fatal
+            outcomes = [Unknown(ctx.queue, f"unexpected property shape ({type(error).__name__})")]
+        for outcome in outcomes:
+            if isinstance(outcome, Hit):
+                finding = suppressions.of_resource(
+                    Finding(
+                        rule.id,
+                        rule.severity,
+                        outcome.resource.file,
+                        outcome.resource.stack,
+                        outcome.resource.logical_id,
+                        queue,
+                        outcome.message + _parameter_sources(ctx, outcome.resource),
+                        rule.fix,
+                    ),
+                    outcome.resource,
+                )
+            else:
+                finding = unresolved_finding(
+                    outcome.resource,
+                    f"{rule.id} not judged for queue {name_of(ctx.queue)}: {outcome.what}",
+                    queue,
+                )
+            findings[(finding.rule_id, finding.template, finding.resource, finding.message)] = (
+                finding
+            )
+    return sorted(findings.values(), key=Finding.sort_key)

@@ -9,8 +9,9 @@ and misuse of the API). The kinds of value a parameter accepts are in ``construc
 
 from __future__ import annotations
 
-# The constructs (queue.py) call these as ``props.<name>``; they stay importable from here so
-# the constructs need not know which of the modules above holds each.
+# The constructs (queue.py) use these as ``props.<name>``: the tables of their calls, the checks
+# beyond them, and the types those take and give. They stay importable from here so the
+# constructs need not know which of the modules above holds each.
 from constructs_lib.call_checks import (
     QueueGiven,
     check_new_construct,

@@ -41,7 +41,7 @@ from aws_cdk import (
     PolicyViolationBeta1,
 )
 
-from constructs_lib import props
+from constructs_lib import prop_tables
 from constructs_lib.audit import acceptance, discovery, engine, profiles, rules
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 from constructs_lib.errors import ConfigurationError
@@ -68,8 +68,8 @@ class QueueResilienceChecks:
 
     def __init__(self, fail_on: str = "error", profile: str = profiles.ALL) -> None:
         arguments = {"fail_on": fail_on, "profile": profile}
-        props.CHECKS.check_kinds(lambda: PLUGIN_NAME, arguments)
-        problems = props.CHECKS.read(arguments).problems
+        prop_tables.CHECKS.check_kinds(lambda: PLUGIN_NAME, arguments)
+        problems = prop_tables.CHECKS.read(arguments).problems
         if problems:
             raise ConfigurationError(PLUGIN_NAME, problems)
         self._fail_on = fail_on

@@ -1,4 +1,4 @@
-"""Docstrings and signatures for the public calls, from the parameter tables in ``props.py``.
+"""Docstrings and signatures for the public calls, from the parameter tables in ``prop_tables.py``.
 
 ``help(ResilientQueue)`` and IDEs read what Python gives them. Two things jsii hides:
 
@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from constructs_lib.props import Table
+from constructs_lib.param_table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)

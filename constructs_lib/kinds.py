@@ -4,7 +4,7 @@ Python's own semantics are stated here rather than borrowed from ``int()`` or ``
 ``bool`` is not a number; a float where AWS counts whole units is refused, not rounded, even when
 it is integral; a string is never a number; jsii interfaces (``kms.IKey`` ...) are checked by
 the jsii types an object declares, since ``isinstance`` cannot check them. Each kind's ``wrong``
-returns why a value is not of the kind and the fix, or ``None``; ``constructs_lib.props``
+returns why a value is not of the kind and the fix, or ``None``; ``constructs_lib.prop_tables``
 declares which kind each parameter takes.
 """
 
@@ -187,6 +187,46 @@ class Dictionary(Kind):
         if isinstance(value, Mapping):
             return None
         return f"is {kind_of(value)}, not a dict", "pass lambda_.FilterCriteria.filter({...})"
+
+
+@dataclass(frozen=True)
+class Pair(Kind):
+    """A ``tuple`` of two whole numbers, (minimum, maximum); each may be a token number."""
+
+    units: str
+    example: str
+    accepts: str = "a `tuple` of two `int` (minimum, maximum)"
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        fix = f"pass {prop}={self.example}"
+        if not isinstance(value, tuple):
+            return f"is {kind_of(value)}, not a tuple (minimum, maximum)", fix
+        if len(value) != 2:
+            return f"is a tuple of {len(value)} items, not two (minimum, maximum)", fix
+        for index, item in enumerate(value):
+            reason = Whole(self.units).wrong(f"{prop}[{index}]", item)
+            if reason is not None:
+                return f"holds at [{index}] a value that {reason[0]}", fix
+        return None
+
+
+@dataclass(frozen=True)
+class AnyOf(Kind):
+    """A value of any of ``kinds``: an SNS topic, an EventBridge rule or an S3 bucket."""
+
+    kinds: tuple[Instance, ...]
+    example: str
+
+    @property
+    def accepts(self) -> str:  # type: ignore[override]
+        labels = [kind.accepts for kind in self.kinds]
+        return ", ".join(labels[:-1]) + " or " + labels[-1]
+
+    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+        if any(kind.matches(value) for kind in self.kinds):
+            return None
+        names = " or ".join(kind.label for kind in self.kinds)
+        return f"is {kind_of(value)}, not {names}", f"pass {prop}={self.example}"
 
 
 # --- reading a value's kind, for the messages -------------------------------------------------

@@ -10,22 +10,22 @@ import re
 
 import pytest
 
-from constructs_lib import ResilientQueue, props
+from constructs_lib import ResilientQueue, param_table, prop_tables
 
 HELP = pydoc.render_doc(ResilientQueue, renderer=pydoc.plaintext)
 CDK_INIT_DOC = "Creates a new construct node."
 # The public calls on ResilientQueue and their parameter tables.
 METHODS = {
-    "__init__": props.QUEUE,
-    "add_lambda_consumer": props.CONSUMER,
-    "add_dead_letter_consumer": props.DEAD_LETTER_CONSUMER,
-    "add_dashboard": props.DASHBOARD,
-    "grant_redrive": props.REDRIVE,
-    "add_producer": props.PRODUCER,
+    "__init__": prop_tables.QUEUE,
+    "add_lambda_consumer": prop_tables.CONSUMER,
+    "add_dead_letter_consumer": prop_tables.DEAD_LETTER_CONSUMER,
+    "add_dashboard": prop_tables.DASHBOARD,
+    "grant_redrive": prop_tables.REDRIVE,
+    "add_producer": prop_tables.PRODUCER,
 }
 
 
-def documented(table: props.Table) -> list[props.Param]:
+def documented(table: param_table.Table) -> list[param_table.Param]:
     return [param for param in table.params if param.documented]
 
 
@@ -51,8 +51,8 @@ def test_class_signature_is_the_constructors() -> None:
 def test_constructor_lists_every_prop_with_its_default() -> None:
     doc = inspect.getdoc(ResilientQueue.__init__) or ""
     entries = param_entries(doc)
-    assert list(entries) == [param.name for param in documented(props.QUEUE)]
-    for param in documented(props.QUEUE):
+    assert list(entries) == [param.name for param in documented(prop_tables.QUEUE)]
+    for param in documented(prop_tables.QUEUE):
         default = " ".join(param.default.replace("`", "``").split())
         assert f"Default: {default}." in entries[param.name], param.name
     # and pydoc shows it under __init__, in help()

@@ -20,7 +20,7 @@ from aws_cdk import aws_sns as sns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, props
+from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, prop_tables
 from constructs_lib.checks import QueueResilienceChecks
 
 # Kinds of value a caller may pass by mistake. "construct" is a construct of a type no
@@ -88,7 +88,7 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
     # Another string is a wrong value (ConfigurationError), tested below.
     "QueueResilienceChecks": {"fail_on": {"str"}, "profile": {"str"}},
 }
-TABLES = {table.call: table for table in props.TABLES}
+TABLES = {table.call: table for table in prop_tables.TABLES}
 
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib import ResilientQueue, limits, props
+from constructs_lib import ResilientQueue, limits, prop_tables
 from constructs_lib.checks import QueueResilienceChecks
 from tests.conftest import REPO_ROOT
 
@@ -28,7 +28,7 @@ CALLS: dict[str, tuple[Callable[..., Any], Any]] = {
     "add_producer": (ResilientQueue.add_producer, ResilientQueue.add_producer),
     "QueueResilienceChecks": (QueueResilienceChecks.__init__, QueueResilienceChecks),
 }
-TABLES = {table.call: table for table in props.TABLES}
+TABLES = {table.call: table for table in prop_tables.TABLES}
 
 
 def markdown_tables(text: str) -> list[list[str]]:
@@ -69,8 +69,8 @@ def test_every_documented_parameter_has_its_docstring_line(call: str) -> None:
 
 def test_the_rendered_ranges_are_the_limits() -> None:
     # A spot check that the table reads limits.py rather than numbers of its own.
-    queue = {p.name: p for p in props.QUEUE.params}
-    consumer = {p.name: p for p in props.CONSUMER.params}
+    queue = {p.name: p for p in prop_tables.QUEUE.params}
+    consumer = {p.name: p for p in prop_tables.CONSUMER.params}
     assert queue["max_receive_count"].range is not None
     assert queue["max_receive_count"].range.render() == (
         f"{limits.MAX_RECEIVE_COUNT_MIN:,}-{limits.MAX_RECEIVE_COUNT_MAX:,}"

@@ -1,0 +1,227 @@
+"""The parameter table: what one public call accepts, and how its arguments are read.
+
+A ``Table`` lists the ``Param`` of each argument of a call, in the order of its signature: its kind
+(``constructs_lib.kinds``), whether ``None`` means "not set", its ``Range`` and the default and
+rule the docs state. ``check_kinds`` raises a value of the wrong kind as a ``ParameterTypeError``
+(a ``TypeError``); ``read`` gives the values in the units AWS counts (``Given``) with every value
+out of range as a ``Problem``, which the call raises with its other problems as one
+``ConfigurationError``. A table must name exactly the parameters of its call, so no parameter
+goes unchecked; ``render_markdown`` gives the docs' table of it.
+
+Python's own semantics are stated here rather than borrowed from ``int()`` or ``float()``:
+``bool`` is not a number; a float where AWS counts whole units is refused, not rounded, even when
+it is integral; NaN and infinities are refused; a string is never a number; a duration where AWS
+counts whole seconds must be whole seconds. Unresolved tokens are accepted wherever CDK accepts
+them and reported in ``Given.unresolved``, so the caller can warn that they were not judged.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import Duration, Token
+
+from constructs_lib.errors import ParameterTypeError, Problem
+from constructs_lib.kinds import Choice, Kind, Whole
+
+
+@dataclass(frozen=True)
+class Range:
+    """``low`` to ``high`` (``None``: no upper bound) in ``unit``; FIFO queues may allow less."""
+
+    low: int
+    high: int | None
+    unit: str = ""
+    fifo_high: int | None = None
+    why: str = ""
+
+    def bounds(self, fifo: bool) -> tuple[int, int | None]:
+        return self.low, self.fifo_high if fifo and self.fifo_high is not None else self.high
+
+    def render(self) -> str:
+        """For the docs: ``1-1,000``, ``60-1,209,600 s``, ``at least 1``."""
+        unit = f" {self.unit}" if self.unit else ""
+        text = (
+            f"at least {self.low:,}{unit}"
+            if self.high is None
+            else f"{self.low:,}-{self.high:,}{unit}"
+        )
+        if self.fifo_high is not None and self.fifo_high != self.high:
+            text += f" (FIFO {self.low:,}-{self.fifo_high:,})"
+        return text
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a public call: its kind, whether ``None`` means "not set", its range,
+    and the default and rule the docs state."""
+
+    name: str
+    kind: Kind
+    default: str
+    rule: str = ""
+    optional: bool = False
+    range: Range | None = None
+    fix: str = ""
+    documented: bool = True
+
+    def accepts(self) -> str:
+        """What the messages and the docs say this parameter accepts."""
+        return self.kind.accepts + (" or `None`" if self.optional else "")
+
+    def accepts_in_words(self) -> str:
+        """``accepts()`` with the range, for messages (no markdown)."""
+        text = self.accepts().replace("`", "")
+        return f"{text} ({self.range.render()})" if self.range else text
+
+    def range_problem(self, value: int | float, fifo: bool) -> Problem | None:
+        if self.range is None:
+            return None
+        low, high = self.range.bounds(fifo)
+        if low <= value and (high is None or value <= high):
+            return None
+        unit = {"s": " seconds", "": ""}.get(self.range.unit, f" {self.range.unit}")
+        if high is None:
+            rule = f"must be at least {low}{unit}"
+        else:
+            rule = f"must be between {low} and {high}{unit}"
+            if self.range.fifo_high is not None:
+                rule += " for a FIFO queue" if fifo else " for a standard queue"
+        if self.range.why:
+            rule += f": {self.range.why}"
+        return Problem(self.name, value, rule, self.fix)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A call's arguments as the checks read them: durations in whole seconds, numbers as
+    numbers, ``None`` for "not set" and for unresolved tokens (named in ``unresolved``)."""
+
+    values: Mapping[str, Any]
+    problems: list[Problem] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+
+@dataclass(frozen=True)
+class Table:
+    """The parameters of one public call, in the order of its signature."""
+
+    call: str
+    params: tuple[Param, ...]
+
+    @functools.cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def check_kinds(self, path: Callable[[], str], arguments: Mapping[str, object]) -> None:
+        """Raise one ``ParameterTypeError`` naming every argument of the wrong kind."""
+        if tuple(arguments) != self.names:
+            # A parameter added to a call without its declaration (or the reverse): a bug here.
+            raise RuntimeError(f"{self.call} passes {tuple(arguments)}, its table {self.names}")
+        problems: list[Problem] = []
+        for param in self.params:
+            value = arguments[param.name]
+            if value is None and param.optional:
+                continue
+            reason = param.kind.wrong(param.name, value)
+            if reason is not None:
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        f"{reason[0]}; {self.call} accepts {param.accepts_in_words()}",
+                        reason[1],
+                    )
+                )
+        if problems:
+            raise ParameterTypeError(path(), problems)
+
+    def read(self, arguments: Mapping[str, object], fifo: bool = False) -> Given:
+        """Values in the units AWS counts, and every value outside its range (call after
+        ``check_kinds``)."""
+        values: dict[str, Any] = {}
+        problems: list[Problem] = []
+        unresolved: list[str] = []
+        for param in self.params:
+            value = arguments[param.name]
+            if isinstance(value, Duration):
+                value, problem = _whole_seconds(param, value)
+                if problem is not None:
+                    problems.append(problem)
+                    value = None
+                elif value is None:
+                    unresolved.append(param.name)
+            elif isinstance(value, float) and isinstance(param.kind, Whole):
+                unresolved.append(param.name)  # a float that passed the kind check is a token
+                value = None
+            elif isinstance(value, float) and not math.isfinite(value):
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        "must be a finite number (NaN and infinities are refused)",
+                        param.fix or "pass a finite number",
+                    )
+                )
+                value = None
+            elif isinstance(value, float) and Token.is_unresolved(value):
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        "is an unresolved token, but it must be known at synth (the library "
+                        "computes with it)",
+                        "pass a plain number",
+                    )
+                )
+                value = None
+            elif isinstance(param.kind, Choice) and value not in param.kind.choices:
+                problems.append(
+                    Problem(
+                        param.name,
+                        value,
+                        f"must be {param.kind.accepts.replace('`', '')}",
+                        param.fix,
+                    )
+                )
+            values[param.name] = value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                problem = param.range_problem(value, fifo)
+                if problem is not None:
+                    problems.append(problem)
+        return Given(values, problems, unresolved)
+
+    def render_markdown(self) -> str:
+        """The docs' table of this call's parameters."""
+        lines = ["| prop | accepts | default | range and rule |", "|---|---|---|---|"]
+        for param in self.params:
+            if not param.documented:
+                continue
+            rule = "; ".join(
+                part for part in (param.range.render() if param.range else "", param.rule) if part
+            )
+            lines.append(f"| `{param.name}` | {param.accepts()} | {param.default} | {rule} |")
+        return "\n".join(lines)
+
+
+def _whole_seconds(param: Param, duration: Duration) -> tuple[int | None, Problem | None]:
+    seconds = duration.to_seconds(integral=False)
+    if isinstance(seconds, int):
+        return seconds, None
+    if Token.is_unresolved(seconds):
+        return None, None
+    if seconds.is_integer():
+        return int(seconds), None
+    return None, Problem(
+        param.name,
+        duration,
+        f"is {seconds:g} s, but AWS counts whole seconds here; fractions are refused, not rounded",
+        f"pass {param.name}=Duration.seconds({max(math.ceil(seconds), 1)}) or another whole number of seconds",
+    )

@@ -105,7 +105,8 @@ def _read_suppressions(
 def _resource_rows(
     template: Scope, parsed: ParsedTemplate, logical_id: str, shown: str, body: Any
 ) -> bool:
-    """One resource's rows and notes; whether it is an audited resource, judged (counted)."""
+    """One resource's rows and notes; True when it is an audited resource and was judged (counted
+    in the file row), False when it is skipped."""
     file, stack = template.file, template.stack
     if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
         parsed.notes.append(

@@ -45,7 +45,8 @@ sys.path.insert(0, str(HERE))
 
 import generate_templates as generator  # noqa: E402
 
-from constructs_lib.audit import acceptance, baseline, discovery, engine, rules  # noqa: E402
+from constructs_lib.audit import acceptance, baseline, engine, rules  # noqa: E402
+from constructs_lib.audit.inputs import discovery  # noqa: E402
 from constructs_lib.audit.model import Finding  # noqa: E402
 
 VARIANTS = ("plain", "suppressions", "baseline", "both")

@@ -166,7 +166,8 @@ def child(
     engine_name: str, corpus: Path, master: str | None, remote: str | None, report_path: str
 ) -> None:
     started = time.perf_counter()
-    from constructs_lib.audit import discovery, engine, report
+    from constructs_lib.audit import engine, report
+    from constructs_lib.audit.inputs import discovery
 
     files = discovery.discover([str(corpus / generator.TEMPLATES_DIR)])
     imported = time.perf_counter()

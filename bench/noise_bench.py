@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from constructs_lib.audit import discovery, engine, isolation, model, nesting, profiles, rules
+from constructs_lib.audit import engine, isolation, model, nesting, profiles, rules
+from constructs_lib.audit.inputs import discovery
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "audit" / "corpus_real_shapes"
 NOT_TEMPLATES = {"expected.json", "parameters.json"}

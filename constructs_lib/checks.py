@@ -42,7 +42,8 @@ from aws_cdk import (
 )
 
 from constructs_lib import prop_tables
-from constructs_lib.audit import acceptance, discovery, engine, profiles, rules
+from constructs_lib.audit import acceptance, engine, profiles, rules
+from constructs_lib.audit.inputs import template_names
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 from constructs_lib.errors import ConfigurationError
 from constructs_lib.suppression_terms import PLUGIN_NAME
@@ -89,7 +90,7 @@ class QueueResilienceChecks:
         return [rule_id for rule_id, *_ in rules.describe_rules()]
 
     def validate(self, context: IPolicyValidationContextBeta1) -> PolicyValidationPluginReportBeta1:
-        files = [(path, discovery.stack_name_for(path)) for path in context.template_paths]
+        files = [(path, template_names.stack_name_for(path)) for path in context.template_paths]
         found = engine.audit_files(files).findings
         self.findings = list(acceptance.regrade(found, self._levels))
         # A finding a suppression accepted is no violation: it stays in ``findings`` only.

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 from constructs_lib.audit import (
     acceptance,
     baseline,
-    discovery,
-    objects,
     optional,
     parameters,
     profiles,
@@ -22,6 +20,7 @@ from constructs_lib.audit import (
     safety,
     suppressions,
 )
+from constructs_lib.audit.inputs import discovery, objects
 
 if TYPE_CHECKING:
     from constructs_lib.audit.engine import AuditResult

@@ -13,10 +13,11 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from constructs_lib.audit import discovery, isolation, model, nesting, rules, suppressions
+from constructs_lib.audit import isolation, model, nesting, rules, suppressions
 from constructs_lib.audit.acceptance import NONE as NO_ACCEPTANCE
 from constructs_lib.audit.acceptance import Acceptance
 from constructs_lib.audit.acceptance import apply as accept
+from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import (
     EdgeRow,
     ExportRow,

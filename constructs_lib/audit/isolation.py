@@ -33,7 +33,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection, wait
 
-from constructs_lib.audit import objects, templates
+from constructs_lib.audit import templates
+from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import ParsedTemplate
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import BATCH_FILES, DEFAULT_LIMITS, ReadLimits, size_text

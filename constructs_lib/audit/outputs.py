@@ -23,7 +23,8 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.audit import objects, optional
+from constructs_lib.audit import optional
+from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import Finding
 
 if TYPE_CHECKING:

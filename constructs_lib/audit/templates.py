@@ -6,18 +6,19 @@
   becomes rows (``dialects/cloudformation.py``), its intrinsic functions normalized by
   ``intrinsics.py``.
 
-Which files to read is ``discovery.py``'s job. Nothing here raises for a bad file: it becomes an
-"unparseable" file row, reported as QR901, and the rest of the fleet is still judged.
+Which files to read is ``inputs/discovery.py``'s job. Nothing here raises for a bad file: it
+becomes an "unparseable" file row, reported as QR901, and the rest of the fleet is still judged.
 """
 
 from __future__ import annotations
 
-from constructs_lib.audit import objects, parameters
+from constructs_lib.audit import parameters
 from constructs_lib.audit.dialects import cloudformation, sam
+from constructs_lib.audit.inputs import objects
+from constructs_lib.audit.inputs.reading import ReadError, SkippedFile, read_bytes
 from constructs_lib.audit.model import FileRow, ParsedTemplate
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.parsing import TemplateError, load_document
-from constructs_lib.audit.reading import ReadError, SkippedFile, read_bytes
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 # A file not read on purpose (not a regular file, over the size cap): reported like an

@@ -22,7 +22,7 @@ from aws_cdk import aws_s3 as s3  # noqa: E402
 from aws_cdk import aws_s3_notifications as s3n  # noqa: E402
 from aws_cdk import aws_sqs as sqs  # noqa: E402
 
-from constructs_lib.audit import discovery  # noqa: E402
+from constructs_lib.audit.inputs import discovery  # noqa: E402
 from constructs_lib.checks import PLUGIN_NAME, QueueResilienceChecks  # noqa: E402
 
 

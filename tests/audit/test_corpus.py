@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import discovery, engine
+from constructs_lib.audit import engine
+from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.rules import describe_rules
 

@@ -22,7 +22,8 @@ from typing import Any
 import psutil
 import pytest
 
-from constructs_lib.audit import cli, discovery, engine, isolation, parsing, reading, templates
+from constructs_lib.audit import cli, engine, isolation, parsing, templates
+from constructs_lib.audit.inputs import discovery, reading
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits, parse_size
 from tests.audit import hostile
 from tests.audit.cases import CASES

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import discovery, engine
+from constructs_lib.audit import engine
+from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.report import summarize
 from tests.audit.cases import CASES, write_case

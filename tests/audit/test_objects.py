@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import discovery, engine, objects
-from constructs_lib.audit.reading import SkippedFile
+from constructs_lib.audit import engine
+from constructs_lib.audit.inputs import discovery, objects
+from constructs_lib.audit.inputs.reading import SkippedFile
 from constructs_lib.audit.safety import ReadLimits
 from tests.audit.conftest import healthy, props, write
 from tests.audit.s3server import S3Server

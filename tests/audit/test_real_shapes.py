@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import discovery, engine
+from constructs_lib.audit import engine
+from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 
 CORPUS = Path(__file__).resolve().parent / "corpus_real_shapes"

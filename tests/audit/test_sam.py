@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import discovery, engine
+from constructs_lib.audit import engine
 from constructs_lib.audit.dialects import sam
+from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from tests.audit.conftest import ALARM_TOPIC_ARN, healthy, props, write
 

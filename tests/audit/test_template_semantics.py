@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import discovery, engine
+from constructs_lib.audit import engine
 from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.inputs import discovery
 from tests.audit.conftest import Template, _alarm, healthy, props, write
 
 

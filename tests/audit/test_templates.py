@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import discovery, engine
+from constructs_lib.audit import engine
+from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.report import summarize
 from tests.audit.conftest import healthy, props, write
 
@@ -302,7 +303,7 @@ def test_templates_import_without_yaml_or_spark() -> None:
 
     code = (
         "import sys; sys.modules['yaml'] = None; sys.modules['pyspark'] = None\n"
-        "import constructs_lib.audit.templates, constructs_lib.audit.discovery, "
+        "import constructs_lib.audit.templates, constructs_lib.audit.inputs.discovery, "
         "constructs_lib.audit.dialects.cloudformation, constructs_lib.audit.rules, "
         "constructs_lib.audit.model, constructs_lib.audit.engine\n"
         "print('ok')"

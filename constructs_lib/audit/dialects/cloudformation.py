@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from constructs_lib import limits
 from constructs_lib.audit import model, parameters, rules, suppressions
+from constructs_lib.audit.dialects import queue_targets
 from constructs_lib.audit.dialects.cdk_assembly import ASSET_PATH_METADATA
+from constructs_lib.audit.dialects.queue_targets import lookup
 from constructs_lib.audit.intrinsics import (
     NO_VALUE,
     UNKNOWN_PIECE,
@@ -52,9 +53,26 @@ def extract(
     (SAM's ``Function.Event``), so findings name what the author can find in the file."""
     origins = origins or {}
     resources = document["Resources"]
-    values, unknown = parameters.resolve(document.get("Parameters"), overrides or {})
+    template = _scope(file, stack, document, overrides or {})
+    parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
+    _read_suppressions(parsed, document, origins)
+    count = 0
+    for logical_id, body in resources.items():
+        shown = origins.get(str(logical_id), str(logical_id))
+        if _resource_rows(template, parsed, str(logical_id), shown, body):
+            count += 1
+    parsed.file = FileRow(file, stack, "ok", "", count)
+    _function_pointer_keys(template, resources, parsed)
+    _output_rows(template, parsed, document.get("Outputs"))
+    return parsed
+
+
+def _scope(file: str, stack: str, document: dict[str, Any], overrides: Mapping[str, str]) -> Scope:
+    """The template's names and values: resource types, parameters, mappings, conditions."""
+    resources = document["Resources"]
+    values, unknown = parameters.resolve(document.get("Parameters"), overrides)
     mappings, conditions = document.get("Mappings"), document.get("Conditions")
-    template = Scope(
+    return Scope(
         file=file,
         stack=stack,
         types={
@@ -67,138 +85,189 @@ def extract(
         conditions=conditions if isinstance(conditions, dict) else {},
         nested=_nested_children(file, resources),
     )
-    parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
+
+
+def _read_suppressions(
+    parsed: ParsedTemplate, document: dict[str, Any], origins: Mapping[str, str]
+) -> None:
+    """The template's suppressions (key ``""``) and each resource's, merged with the template's,
+    read before any resource is judged."""
     stack_wide = _suppressions(parsed, document.get("Metadata"), "", "the template's Metadata", "")
     parsed.suppressions[""] = suppressions.encode((), stack_wide)
-    for logical_id, body in resources.items():
+    for logical_id, body in document["Resources"].items():
         shown = origins.get(str(logical_id), str(logical_id))
         if isinstance(body, dict) and "Metadata" in body:
             about = shown if body.get("Type") == model.QUEUE else ""
             own = _suppressions(parsed, body["Metadata"], shown, f"resource {shown}", about)
             parsed.suppressions[shown] = suppressions.encode(own, stack_wide)
-    count = 0
-    for logical_id, body in resources.items():
-        shown = origins.get(str(logical_id), str(logical_id))
-        if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
-            parsed.notes.append(
-                _note(
-                    file,
-                    stack,
-                    shown,
-                    "QR900",
-                    f"resource {shown}: Type is {describe(body.get('Type') if isinstance(body, dict) else body)}, "
-                    "not a resource type (a preprocessor directive such as a Rain module?): "
-                    "not judged",
-                )
-            )
-            continue
-        if body["Type"] == NESTED_STACK and _deployed(template, parsed, shown, body):
-            _nested_parameters(template, parsed, str(logical_id), body)
-        if body["Type"] not in model.AUDITED_TYPES or not _deployed(template, parsed, shown, body):
-            continue
-        raw_properties = body.get("Properties") or {}
-        if not isinstance(raw_properties, dict):
-            parsed.notes.append(
-                _note(
-                    file,
-                    stack,
-                    shown,
-                    "QR901",
-                    f"resource {shown} ({body['Type']}): Properties is not a mapping",
-                )
-            )
-            continue
-        template.take_assumed()
-        properties = _normalized_properties(template, raw_properties)
-        accepted = suppressions.for_resource(parsed.suppressions, shown)
-        if accepted:
-            properties[model.SUPPRESSIONS] = accepted
-        for condition in sorted(template.take_assumed()):
-            parsed.notes.append(_undecided(template, shown, condition))
-        resource_uid = model.uid(file, str(logical_id))
-        kind = body["Type"]
-        if kind == model.QUEUE:
-            _queue_rows(template, resource_uid, properties, parsed)
-        elif kind == model.FUNCTION:
-            parsed.keys.append(KeyRow(resource_uid, model.local_key(resource_uid)))
-            name = properties.get("FunctionName")
-            if isinstance(name, str) and UNKNOWN_PIECE not in name:
-                parsed.keys.append(KeyRow(resource_uid, model.function_key(name)))
-        elif kind == model.EVENT_SOURCE_MAPPING:
-            _edge(
-                template,
-                parsed,
-                resource_uid,
-                model.ROLE_EVENT_SOURCE,
-                "",
-                "queue",
-                properties.get("EventSourceArn"),
-                only_sqs=True,
-            )
-            _edge(
-                template,
-                parsed,
-                resource_uid,
-                model.ROLE_FUNCTION,
-                "",
-                "function",
-                properties.get("FunctionName"),
-            )
-        elif kind == model.PIPE:
-            _pipe_rows(template, parsed, resource_uid, properties)
-        for service, target in _dead_letter_targets(kind, shown, properties):
-            _edge(
-                template,
-                parsed,
-                resource_uid,
-                model.ROLE_FEEDS_DLQ,
-                service,
-                "queue",
-                target,
-                only_sqs=True,
-            )
-        for service, target in _producer_targets(kind, properties):
-            if service == model.PRODUCER_EVENTBRIDGE and not _names_a_queue(template, target):
-                continue  # a target of another kind, or one that cannot be known to be a queue
-            _edge(
-                template,
-                parsed,
-                resource_uid,
-                model.ROLE_PRODUCER,
-                service,
-                "queue",
-                target,
-                only_sqs=True,
-            )
-        if kind == model.ALARM:
-            for metric, queue in _alarm_metrics(properties):
-                _edge(template, parsed, resource_uid, model.ROLE_ALARM, metric, "queue", queue)
-        elif kind == model.QUEUE_POLICY:
-            queues = properties.get("Queues")
-            for queue in queues if isinstance(queues, list) else [queues]:
-                _edge(template, parsed, resource_uid, model.ROLE_POLICY, "", "queue", queue)
-        parsed.resources.append(
-            ResourceRow(
-                resource_uid,
+
+
+def _resource_rows(
+    template: Scope, parsed: ParsedTemplate, logical_id: str, shown: str, body: Any
+) -> bool:
+    """One resource's rows and notes; True when it is an audited resource and was judged (counted
+    in the file row), False when it is skipped."""
+    file, stack = template.file, template.stack
+    if not isinstance(body, dict) or not isinstance(body.get("Type"), str):
+        parsed.notes.append(
+            _note(
                 file,
                 stack,
                 shown,
-                kind,
-                json.dumps(properties, sort_keys=True, default=str),
+                "QR900",
+                f"resource {shown}: Type is {describe(body.get('Type') if isinstance(body, dict) else body)}, "
+                "not a resource type (a preprocessor directive such as a Rain module?): "
+                "not judged",
             )
         )
-        count += 1
-    parsed.file = FileRow(file, stack, "ok", "", count)
-    _function_pointer_keys(template, resources, parsed)
-    outputs = document.get("Outputs")
+        return False
+    if body["Type"] == NESTED_STACK and _deployed(template, parsed, shown, body):
+        _nested_parameters(template, parsed, logical_id, body)
+    if body["Type"] not in model.AUDITED_TYPES or not _deployed(template, parsed, shown, body):
+        return False
+    properties = _judged_properties(template, parsed, shown, body)
+    if properties is None:
+        return False
+    resource_uid = model.uid(file, logical_id)
+    kind = body["Type"]
+    _kind_rows(template, parsed, resource_uid, kind, properties)
+    _edges_to_queues(template, parsed, resource_uid, kind, shown, properties)
+    parsed.resources.append(
+        ResourceRow(
+            resource_uid,
+            file,
+            stack,
+            shown,
+            kind,
+            json.dumps(properties, sort_keys=True, default=str),
+        )
+    )
+    return True
+
+
+def _judged_properties(
+    template: Scope, parsed: ParsedTemplate, shown: str, body: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The properties the rules read: normalized, with the suppressions that apply to the
+    resource; None (and a QR901 note) when Properties is not a mapping. A condition an
+    ``Fn::If`` had to assume true is noted."""
+    raw_properties = body.get("Properties") or {}
+    if not isinstance(raw_properties, dict):
+        parsed.notes.append(
+            _note(
+                template.file,
+                template.stack,
+                shown,
+                "QR901",
+                f"resource {shown} ({body['Type']}): Properties is not a mapping",
+            )
+        )
+        return None
+    template.take_assumed()
+    properties = _normalized_properties(template, raw_properties)
+    accepted = suppressions.for_resource(parsed.suppressions, shown)
+    if accepted:
+        properties[model.SUPPRESSIONS] = accepted
+    for condition in sorted(template.take_assumed()):
+        parsed.notes.append(_undecided(template, shown, condition))
+    return properties
+
+
+def _kind_rows(
+    template: Scope,
+    parsed: ParsedTemplate,
+    resource_uid: str,
+    kind: str,
+    properties: dict[str, Any],
+) -> None:
+    """The rows one kind of resource has: a queue's and a function's keys (and a queue's
+    redrive edges), an event source mapping's and a pipe's edges."""
+    if kind == model.QUEUE:
+        _queue_rows(template, resource_uid, properties, parsed)
+    elif kind == model.FUNCTION:
+        parsed.keys.append(KeyRow(resource_uid, model.local_key(resource_uid)))
+        name = properties.get("FunctionName")
+        if isinstance(name, str) and UNKNOWN_PIECE not in name:
+            parsed.keys.append(KeyRow(resource_uid, model.function_key(name)))
+    elif kind == model.EVENT_SOURCE_MAPPING:
+        _edge(
+            template,
+            parsed,
+            resource_uid,
+            model.ROLE_EVENT_SOURCE,
+            "",
+            "queue",
+            properties.get("EventSourceArn"),
+            only_sqs=True,
+        )
+        _edge(
+            template,
+            parsed,
+            resource_uid,
+            model.ROLE_FUNCTION,
+            "",
+            "function",
+            properties.get("FunctionName"),
+        )
+    elif kind == model.PIPE:
+        _pipe_rows(template, parsed, resource_uid, properties)
+
+
+def _edges_to_queues(
+    template: Scope,
+    parsed: ParsedTemplate,
+    resource_uid: str,
+    kind: str,
+    shown: str,
+    properties: dict[str, Any],
+) -> None:
+    """Edges from a resource to the queues it sends failures or messages to, watches (an alarm)
+    or guards (a queue policy)."""
+    for service, target in queue_targets.dead_letter_targets(kind, shown, properties):
+        _edge(
+            template,
+            parsed,
+            resource_uid,
+            model.ROLE_FEEDS_DLQ,
+            service,
+            "queue",
+            target,
+            only_sqs=True,
+        )
+    for service, target in queue_targets.producer_targets(kind, properties):
+        if service == model.PRODUCER_EVENTBRIDGE and not _names_a_queue(template, target):
+            continue  # a target of another kind, or one that cannot be known to be a queue
+        _edge(
+            template,
+            parsed,
+            resource_uid,
+            model.ROLE_PRODUCER,
+            service,
+            "queue",
+            target,
+            only_sqs=True,
+        )
+    if kind == model.ALARM:
+        for metric, queue in queue_targets.alarm_metrics(properties):
+            _edge(template, parsed, resource_uid, model.ROLE_ALARM, metric, "queue", queue)
+    elif kind == model.QUEUE_POLICY:
+        queues = properties.get("Queues")
+        for queue in queues if isinstance(queues, list) else [queues]:
+            _edge(template, parsed, resource_uid, model.ROLE_POLICY, "", "queue", queue)
+
+
+def _output_rows(template: Scope, parsed: ParsedTemplate, outputs: Any) -> None:
+    """Exports, and each output as what a parent stack's ``GetAtt Stack.Outputs.<name>`` reads."""
     if isinstance(outputs, dict):
         for name, output in outputs.items():
             _export_row(template, parsed, output)
             if isinstance(output, dict):  # what a parent's GetAtt Stack.Outputs.<name> reads
                 _exported(
-                    template, parsed, model.nested_output(file, str(name)), output.get("Value")
+                    template,
+                    parsed,
+                    model.nested_output(template.file, str(name)),
+                    output.get("Value"),
                 )
-    return parsed
 
 
 def _json_property(value: Any, template: Scope) -> Any:
@@ -236,26 +305,6 @@ def _queue_rows(
     if isinstance(allow, dict) and isinstance(allow.get("sourceQueueArns"), list):
         for source in allow["sourceQueueArns"]:
             _edge(template, parsed, resource_uid, model.ROLE_ALLOW_SOURCE, "", "queue", source)
-
-
-def _alarm_metrics(properties: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(metric name, QueueName dimension value) for each SQS metric the alarm watches."""
-    metrics = [properties]
-    for query in properties.get("Metrics") or []:
-        if isinstance(query, dict) and isinstance(query.get("MetricStat"), dict):
-            metric = query["MetricStat"].get("Metric")
-            if isinstance(metric, dict):
-                metrics.append(metric)
-    for metric in metrics:
-        if metric.get("Namespace") != limits.SQS_METRIC_NAMESPACE:
-            continue
-        name = metric.get("MetricName")
-        dimensions = metric.get("Dimensions")
-        if not isinstance(name, str) or not isinstance(dimensions, list):
-            continue
-        for dimension in dimensions:
-            if isinstance(dimension, dict) and dimension.get("Name") == limits.SQS_METRIC_DIMENSION:
-                yield name, dimension.get("Value")
 
 
 def target_key(template: Scope, kind: str, value: Any, only_sqs: bool = False) -> str | None:
@@ -341,7 +390,7 @@ def _nested_children(file: str, resources: dict[str, Any]) -> dict[str, str]:
         metadata = body.get("Metadata")
         location = metadata.get(ASSET_PATH_METADATA) if isinstance(metadata, dict) else None
         if not isinstance(location, str):
-            location = _get(body, "Properties", "TemplateURL")
+            location = lookup(body, "Properties", "TemplateURL")
         if isinstance(location, str) and "://" not in location and not location.startswith("/"):
             children[str(logical_id)] = os.path.normpath(
                 os.path.join(os.path.dirname(file), location)
@@ -354,7 +403,7 @@ def _nested_parameters(
 ) -> None:
     """What the parent passes into the child, as exports the child's parameters import."""
     child = template.nested.get(logical_id)
-    passed = _get(body, "Properties", "Parameters")
+    passed = lookup(body, "Properties", "Parameters")
     if child is None or not isinstance(passed, dict):
         return
     values: dict[str, str] = {}
@@ -435,78 +484,6 @@ def _normalized_properties(template: Scope, raw: dict[str, Any]) -> dict[str, An
     return properties
 
 
-def _get(value: Any, *path: str) -> Any:
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def _dead_letter_targets(
-    kind: str, name: str, properties: dict[str, Any]
-) -> Iterator[tuple[str, Any]]:
-    """(service, target) for each setting through which a service sends its failures to a queue
-    (SNS topics and other targets are dropped later: only SQS targets make edges)."""
-    if kind == model.FUNCTION:
-        yield (
-            f"Lambda async invocations of {name}",
-            _get(properties, "DeadLetterConfig", "TargetArn"),
-        )
-    elif kind in (model.EVENT_INVOKE_CONFIG, model.EVENT_SOURCE_MAPPING):
-        yield (
-            f"Lambda on-failure destination of {name}",
-            _get(properties, "DestinationConfig", "OnFailure", "Destination"),
-        )
-    elif kind == model.EVENT_RULE:
-        targets = properties.get("Targets")
-        for target in targets if isinstance(targets, list) else []:
-            yield f"EventBridge rule {name}", _get(target, "DeadLetterConfig", "Arn")
-    elif kind == model.SCHEDULE:
-        yield (
-            f"EventBridge Scheduler schedule {name}",
-            _get(properties, "Target", "DeadLetterConfig", "Arn"),
-        )
-    elif kind == model.PIPE:
-        source = properties.get("SourceParameters")
-        for parameters in source.values() if isinstance(source, dict) else []:
-            yield f"EventBridge Pipe {name}", _get(parameters, "DeadLetterConfig", "Arn")
-    elif kind == model.SNS_SUBSCRIPTION:
-        redrive = properties.get("RedrivePolicy")
-        if isinstance(redrive, str):
-            try:
-                redrive = json.loads(redrive)
-            except ValueError:
-                redrive = None
-        yield f"SNS subscription {name}", _get(redrive, "deadLetterTargetArn")
-
-
-def _producer_targets(kind: str, properties: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(service, target) for each setting through which a service sends messages to a queue:
-    SNS subscriptions with protocol sqs (standalone or inline in a topic), EventBridge rule
-    targets, and S3 event notifications (the bucket's own, or CDK's custom resource, which
-    takes the S3 API's ``QueueArn``)."""
-    if kind == model.SNS_SUBSCRIPTION:
-        if _is_sqs_protocol(properties.get("Protocol")):
-            yield model.PRODUCER_SNS, properties.get("Endpoint")
-    elif kind == model.SNS_TOPIC:
-        subscriptions = properties.get("Subscription")
-        for entry in subscriptions if isinstance(subscriptions, list) else []:
-            if isinstance(entry, dict) and _is_sqs_protocol(entry.get("Protocol")):
-                yield model.PRODUCER_SNS, entry.get("Endpoint")
-    elif kind == model.EVENT_RULE:
-        targets = properties.get("Targets")
-        for target in targets if isinstance(targets, list) else []:
-            yield model.PRODUCER_EVENTBRIDGE, _get(target, "Arn")
-    elif kind in (model.BUCKET, model.BUCKET_NOTIFICATIONS):
-        field = "Queue" if kind == model.BUCKET else "QueueArn"
-        configurations = _get(properties, "NotificationConfiguration", "QueueConfigurations")
-        for configuration in configurations if isinstance(configurations, list) else []:
-            yield model.PRODUCER_S3, _get(configuration, field)
-
-
-def _is_sqs_protocol(protocol: Any) -> bool:
-    return isinstance(protocol, str) and protocol.lower() == "sqs"
-
-
 def _names_a_queue(template: Scope, target: Any) -> bool:
     """An EventBridge target is a queue when it is a local queue or a literal SQS ARN. A rule
     targets functions, topics, buses and more, so an import or a parameter says nothing."""
@@ -522,7 +499,7 @@ def _pipe_rows(
     target = properties.get("Target")
     properties[model.PIPE_TARGET] = _pipe_target_kind(template, target)
     # The batch settings where the rules read them on an event source mapping.
-    batching = _get(properties, "SourceParameters", "SqsQueueParameters")
+    batching = lookup(properties, "SourceParameters", "SqsQueueParameters")
     for name in ("BatchSize", "MaximumBatchingWindowInSeconds"):
         if isinstance(batching, dict) and name in batching:
             properties[name] = batching[name]

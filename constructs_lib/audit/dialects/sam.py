@@ -48,8 +48,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from constructs_lib.audit import objects, optional, parsing, reading, rules
+from constructs_lib.audit import optional, parsing, rules
 from constructs_lib.audit.dialects import cloudformation
+from constructs_lib.audit.inputs import objects, reading
 from constructs_lib.audit.model import NoteRow, ParsedTemplate
 from constructs_lib.audit.parameters import PSEUDO_PARAMETERS
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits

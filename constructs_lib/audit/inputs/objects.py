@@ -4,9 +4,9 @@ The work splits the way it does for files:
 
 - The driver lists (``list_templates``, called by ``discovery.discover``): ListObjectsV2 pages
   carry keys and sizes, never a body, so a hostile object costs the driver nothing. Keys are kept
-  by the same name rules as a folder walk (``discovery.is_template_name`` and
-  ``discovery.is_skipped_folder``). A URL is one object when that object exists (a HEAD, no body),
-  and otherwise a folder: the keys under ``key/``.
+  by the same name rules as a folder walk (``template_names.is_template_name`` and
+  ``template_names.is_skipped_folder``). A URL is one object when that object exists (a HEAD, no
+  body), and otherwise a folder: the keys under ``key/``.
 - Whoever parses reads (``read_object``, called by ``templates.read_and_parse`` in a parsing
   worker or on a Spark executor): one GET per object, so the driver never holds a template's
   bytes. The size cap is checked on the response's Content-Length before a byte of the body is
@@ -34,8 +34,9 @@ import os
 import threading
 from typing import Any
 
-from constructs_lib.audit import discovery, optional
-from constructs_lib.audit.reading import ReadError, over_cap
+from constructs_lib.audit import optional
+from constructs_lib.audit.inputs import template_names
+from constructs_lib.audit.inputs.reading import ReadError, over_cap
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 SCHEME = "s3://"
@@ -202,8 +203,8 @@ def list_templates(url: str, page_size: int = 1000) -> list[tuple[str, str]]:
             for entry in page.get("Contents", []):
                 name: str = entry["Key"]
                 *folders, base = name[len(key) :].split("/")
-                if discovery.is_template_name(base) and not any(
-                    discovery.is_skipped_folder(folder) for folder in folders
+                if template_names.is_template_name(base) and not any(
+                    template_names.is_skipped_folder(folder) for folder in folders
                 ):
                     found.append((f"{SCHEME}{bucket}/{name}", _stack_name(name)))
         return found
@@ -212,7 +213,7 @@ def list_templates(url: str, page_size: int = 1000) -> list[tuple[str, str]]:
 
 
 def _stack_name(key: str) -> str:
-    return discovery.stack_name_for(key.rsplit("/", 1)[-1])
+    return template_names.stack_name_for(key.rsplit("/", 1)[-1])
 
 
 def _read_error(error: Exception) -> ReadError:

@@ -37,6 +37,7 @@ def with_state(findings: list[Finding]) -> bool:
 
 
 def rule_titles() -> dict[str, str]:
+    """Each rule's title, by rule id."""
     return {rule_id: title for rule_id, _, title, _ in rules.describe_rules()}
 
 
@@ -80,6 +81,7 @@ def cleared(tally: fleet.RuleTally) -> str:
 
 
 def queues_cell(tally: fleet.RuleTally) -> str:
+    """How many queues a rule touches, ``-`` for none."""
     return f"{tally.queues:,}" if tally.queues else "-"
 
 
@@ -98,6 +100,7 @@ FLEET_STACK_HEADER = ("Stack", "Template", "Errors", "Warnings", "Info", "Queues
 def fleet_rule_cells(
     tally: fleet.RuleTally, queues: int, titles: Mapping[str, str]
 ) -> tuple[str, ...]:
+    """A rule's row of the fleet view (``FLEET_RULE_HEADER``'s columns)."""
     title = titles.get(tally.rule_id, "")
     return (
         f"{tally.rule_id} {title}" if title else tally.rule_id,
@@ -111,12 +114,14 @@ def fleet_rule_cells(
 
 
 def stack_name(stack: fleet.StackTally) -> str:
+    """How the fleet view names a stack, the unreadable files and an unnamed stack included."""
     if stack.rules == (rules.UNPARSEABLE_RULE,):
         return "(could not be read)"
     return stack.stack or "(no stack name)"
 
 
 def fleet_stack_cells(stack: fleet.StackTally) -> tuple[str, ...]:
+    """A worst stack's row of the fleet view (``FLEET_STACK_HEADER``'s columns)."""
     return (
         stack_name(stack),
         stack.template,
@@ -129,6 +134,7 @@ def fleet_stack_cells(stack: fleet.StackTally) -> tuple[str, ...]:
 
 
 def worst_title(view: fleet.Fleet) -> str:
+    """The worst stacks' heading, saying how many of the fleet's stacks it names."""
     shown = len(view.worst)
     return (
         f"Worst stacks ({shown:,} of {view.stacks:,})"

@@ -60,8 +60,8 @@ def listed(result: AuditResult) -> tuple[list[Finding], int, fleet.Fleet]:
             total += 1
             yield finding
 
-    listed = heapq.nsmallest(REPORT_ROWS, surveyed(), key=lead_key)
-    return listed, total - len(listed), survey.result()
+    shown = heapq.nsmallest(REPORT_ROWS, surveyed(), key=lead_key)
+    return shown, total - len(shown), survey.result()
 
 
 def listed_fixed(result: AuditResult) -> tuple[list[Finding], int]:
@@ -71,6 +71,7 @@ def listed_fixed(result: AuditResult) -> tuple[list[Finding], int]:
 
 
 def more_findings(count: int) -> str:
+    """The line that says how many findings a human format left out ("" for none)."""
     return (
         f"... and {count:,} more findings: --format json or sarif, or --output-dir, list them all"
         if count

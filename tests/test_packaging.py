@@ -123,6 +123,18 @@ def test_wheel_holds_every_module_and_nothing_else(wheel: Path) -> None:
     assert packaged == source
     # PEP 561: users' type checkers read the package's annotations only with this marker.
     assert "constructs_lib/py.typed" in names
+    # The files the code reads at run time (the HTML report's page and styles, Spark's logging
+    # configuration) ship next to it.
+    data = {
+        path.relative_to(REPO_ROOT).as_posix()
+        for path in (REPO_ROOT / "constructs_lib").rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts
+    }
+    assert {
+        "constructs_lib/audit/report/html/page.html",
+        "constructs_lib/audit/report/html/report.css",
+    } <= data
+    assert data <= set(names)
     outside = [n for n in names if not n.startswith(("constructs_lib/", "constructs_lib-"))]
     assert outside == []
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
@@ -278,6 +290,14 @@ def test_audit_extra_alone_audits_a_sam_tree_cleanly(
     assert completed.stderr == ""
     findings = json.loads(completed.stdout)["findings"]
     assert [(f["rule_id"], f["resource"]) for f in findings] == [("QR007", "Worker.Orders")]
+    # AND the HTML report renders its page and styles from the files the wheel ships
+    page = run_in(
+        venv,
+        ["queue-audit", str(tree), "--engine", "local", "--quiet", "--format", "html"],
+        tmp_path,
+    )
+    assert page.returncode == 0, page.stderr
+    assert page.stdout.startswith("<!DOCTYPE html>\n") and "<style>\nbody{" in page.stdout
 
 
 SAM_API = """\

@@ -78,9 +78,9 @@ def write_part(batches: Iterable[Any], root: str, run: str) -> Iterator[Any]:
 
 
 def write_summary(root: str, run: str, result: AuditResult) -> None:
-    from constructs_lib.audit import report
+    from constructs_lib.audit.report.summary import summarize
 
-    document = {"summary": report.summarize(result), "timings_s": result.timings}
+    document = {"summary": summarize(result), "timings_s": result.timings}
     _put(f"{root}/summary/{run}.json", (json.dumps(document, indent=2) + "\n").encode())
 
 

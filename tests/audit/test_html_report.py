@@ -23,6 +23,7 @@ import pytest
 from constructs_lib.audit import report, rules
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import FileRow, Finding
+from constructs_lib.audit.report.html.findings import SEVERITY_COLOURS
 
 CHROMIUM = "/usr/bin/chromium"
 VOID = frozenset(
@@ -305,9 +306,9 @@ def test_severity_is_said_in_words_with_a_distinct_colour_each(page: str) -> Non
     assert len(set(by_severity.values())) == 3
     for severity, css in by_severity.items():
         assert f"sev-{severity}" in css.split()
-        background, _ = report._HTML_SEVERITY_COLOURS[severity]
+        background, _ = SEVERITY_COLOURS[severity]
         assert re.search(rf"\.badge\.sev-{severity}\{{background:{background};", page)
-    assert len({bg for bg, _ in report._HTML_SEVERITY_COLOURS.values()}) == 3
+    assert len({bg for bg, _ in SEVERITY_COLOURS.values()}) == 3
 
 
 def _finding_states(root: Node) -> list[tuple[str, Node]]:
@@ -507,7 +508,7 @@ def test_the_fleet_view_counts_each_rule_across_the_fleet(page: str) -> None:
 def test_the_fleet_view_colours_each_rule_by_severity(page: str) -> None:
     root = parse(page)
     (table,) = root.find_all("table", "rules")
-    colours = {bg: severity for severity, (bg, _) in report._HTML_SEVERITY_COLOURS.items()}
+    colours = {bg: severity for severity, (bg, _) in SEVERITY_COLOURS.items()}
     for row in table.find_all("tbody")[0].find_all("tr"):
         severity = squash(row.find_all("td")[1].text())
         assert f"sev-{severity}" in (row.attrs["class"] or "").split()
@@ -607,7 +608,7 @@ def ten_thousand_templates() -> AuditResult:
 
 def test_ten_thousand_templates_stay_under_five_megabytes() -> None:
     result = ten_thousand_templates()
-    assert len(result.files) == 10_000 and len(result.findings) > report.REPORT_ROWS
+    assert len(result.files) == 10_000 and len(result.findings) > report.summary.REPORT_ROWS
     page = report.render_html(result)
     size = len(page.encode("utf-8"))
     assert size < 5_000_000, f"{size:,} bytes"
@@ -619,12 +620,12 @@ def test_ten_thousand_templates_stay_under_five_megabytes() -> None:
     # ... the stacks are folded, and the list stops at REPORT_ROWS findings
     stacks = _stacks(_section(root, "findings"))
     assert stacks and all("open" not in d.attrs for d in stacks)
-    assert len(root.find_all("li", "finding")) == report.REPORT_ROWS
-    assert f"and {len(result.findings) - report.REPORT_ROWS:,} more findings" in page
+    assert len(root.find_all("li", "finding")) == report.summary.REPORT_ROWS
+    assert f"and {len(result.findings) - report.summary.REPORT_ROWS:,} more findings" in page
 
 
 def test_report_rows_cut_the_list_and_say_how_many_more(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(report, "REPORT_ROWS", 4)
+    monkeypatch.setattr(report.summary, "REPORT_ROWS", 4)
     result = fleet()
     page = report.render_html(result)
     assert "... and 6 more findings" in page
@@ -789,7 +790,7 @@ def test_screenshot_shows_the_fleet_view_and_its_severity_colours(tmp_path: Path
     head_colours: Counter[tuple[int, int, int]] = Counter()
     for row in head:
         head_colours.update(zip(row[0::head_bpp], row[1::head_bpp], row[2::head_bpp], strict=True))
-    for severity, (background, _) in report._HTML_SEVERITY_COLOURS.items():
+    for severity, (background, _) in SEVERITY_COLOURS.items():
         added = _near(head_colours, background) - _near(before, background)
         assert added >= 1000, f"the fleet view shows {severity} ({background}) on {added} pixels"
     # ... and it is what the report's first screen shows, pixel for pixel, down to its end

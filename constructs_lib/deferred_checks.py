@@ -93,7 +93,12 @@ class WarningReporter:
         self._source_queue = source_queue
         self._pending: list[SuppressibleWarning] = []
         self._decided = False
-        Aspects.of(scope).add(_DecideWarnings(self))
+
+    def decide_at_synth(self, leaf: IConstruct) -> None:
+        """Decide the pending warnings when the synth's aspects reach ``leaf``, a construct
+        under ``scope`` without children: an aspect visits every construct below the one it is
+        added to, and each visit is a call from CDK into Python."""
+        Aspects.of(leaf).add(_DecideWarnings(self, leaf))
 
     def warn(self, warning_id: str, message: str) -> None:
         Annotations.of(self.scope).add_warning_v2(f"{WARNING_PREFIX}:{warning_id}", message)
@@ -151,11 +156,14 @@ class _DecideWarnings:
     """At synth, after the app has added its suppressions: a ResilientQueue's warnings that
     are audit findings, each a warning or, suppressed, an info."""
 
-    def __init__(self, reporter: WarningReporter) -> None:
+    def __init__(self, reporter: WarningReporter, leaf: IConstruct) -> None:
         self.reporter = reporter
+        self.leaf = leaf
 
     def visit(self, node: IConstruct) -> None:
-        if node is self.reporter.scope:
+        # Only the leaf is visited; CDK hands a construct made by CDK itself to Python as a new
+        # proxy each time, so the check is by kind, not identity.
+        if isinstance(node, type(self.leaf)):
             self.reporter.decide()
 
 
@@ -177,29 +185,35 @@ class FunctionChecks:
     order of the calls does not matter: its reserved concurrency against every ResilientQueue
     feeding it (several queues can feed one function), and its RecursiveLoop setting."""
 
-    def __init__(self, function: lambda_.Function) -> None:
+    def __init__(self, function: lambda_.Function, cfn: lambda_.CfnFunction) -> None:
         self.function = function
+        self.cfn = cfn
         self.queues: list[QueueFeeds] = []
 
     @classmethod
     def watch(cls, consumer: lambda_.IFunction, feeds: QueueFeeds) -> None:
-        """Check ``consumer``'s function at synth, fed by the queues of ``feeds`` (among others)."""
+        """Check ``consumer``'s function at synth, fed by the queues of ``feeds`` (among others).
+
+        The aspect goes on the function's resource, which has no children: on the function it
+        would visit each of its constructs, each visit a call from CDK into Python."""
         function = underlying_function(consumer)
         if function is None:
             return
-        check = next((a for a in Aspects.of(function).all if isinstance(a, FunctionChecks)), None)
+        cfn = function.node.default_child
+        if not isinstance(cfn, lambda_.CfnFunction):
+            return
+        check = next((a for a in Aspects.of(cfn).all if isinstance(a, FunctionChecks)), None)
         if check is None:
-            check = cls(function)
-            Aspects.of(function).add(check)
+            check = cls(function, cfn)
+            Aspects.of(cfn).add(check)
         if not any(known[0][1] is feeds[0][1] for known in check.queues):
             check.queues.append(feeds)
 
     def visit(self, node: IConstruct) -> None:
-        if node is not self.function:
+        # Only the function's resource is visited (a new proxy of it: compared by kind).
+        if not isinstance(node, lambda_.CfnFunction):
             return
-        cfn = self.function.node.default_child
-        if not isinstance(cfn, lambda_.CfnFunction):
-            return
+        cfn = self.cfn
         problems: list[Problem] = []
         if cfn.recursive_loop == limits.RECURSIVE_LOOP_ALLOW:
             problems.append(

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -161,6 +161,7 @@ class ResilientQueue(ProducerCalls, Construct):
         """The dead-letter queue (created, or the one given)."""
         self.queue: sqs.Queue = self._pair.queue
         """The source queue."""
+        self._reporter.decide_at_synth(self._pair.cfn_queue)
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
@@ -372,6 +373,8 @@ class ResilientQueue(ProducerCalls, Construct):
             (pair.dead_letter_name, self.dead_letter_consumers),
         )
 
+        stack = Stack.of(self)
+
         def consumers_of(
             consumed: ConsumedQueue, consumers: list[LambdaConsumer], on_added: Callable[[], None]
         ) -> QueueConsumers:
@@ -379,6 +382,7 @@ class ResilientQueue(ProducerCalls, Construct):
                 self,
                 consumed,
                 consumers,
+                stack=stack,
                 reporter=self._reporter,
                 alarms=self._alarm_factory,
                 feeds=feeds,

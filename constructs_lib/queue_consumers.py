@@ -47,7 +47,7 @@ class QueueConsumers:
     """The consumers of one queue, in the order they were added (``consumers``, the list the
     ResilientQueue shows). ``on_added`` lets the queue follow each new consumer (its visibility
     timeout, its alarms); ``feeds`` are every consumer of the ResilientQueue, by queue name, for
-    the checks of the function at synth."""
+    the checks of the function at synth; ``stack`` is ``scope``'s."""
 
     def __init__(
         self,
@@ -55,6 +55,7 @@ class QueueConsumers:
         consumed: ConsumedQueue,
         consumers: list[LambdaConsumer],
         *,
+        stack: Stack,
         reporter: WarningReporter,
         alarms: AlarmFactory,
         feeds: QueueFeeds,
@@ -63,7 +64,7 @@ class QueueConsumers:
         self.scope = scope
         self.consumed = consumed
         self.consumers = consumers
-        self._stack = Stack.of(scope)
+        self._stack = stack
         self._reporter = reporter
         self._alarms = alarms
         self._feeds = feeds

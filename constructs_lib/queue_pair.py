@@ -4,6 +4,7 @@ DLQ and the redrive-allow policy on the DLQ that admits only this source."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from aws_cdk import Acknowledgment, ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations
@@ -16,7 +17,7 @@ from constructs_lib import grants, limits, policy
 DEFAULT_DEAD_LETTER_RETENTION = Duration.seconds(limits.RETENTION_MAX)
 
 
-@dataclass(frozen=True)
+@dataclass
 class QueuePair:
     """The source queue, its dead-letter queue (created, or the one given) and the source's
     physical name."""
@@ -32,7 +33,7 @@ class QueuePair:
         """The physical name of the DLQ this construct creates."""
         return policy.dead_letter_queue_name(self.queue_name, self.fifo)
 
-    @property
+    @functools.cached_property
     def cfn_queue(self) -> sqs.CfnQueue:
         cfn = self.queue.node.default_child
         assert isinstance(cfn, sqs.CfnQueue)

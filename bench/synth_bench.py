@@ -3,10 +3,11 @@
 
 For K queue + consumer pairs (default 1, 10 and 40) in one stack, three apps are synthesized:
 
-- ``resilient``: ``ResilientQueue`` + ``add_lambda_consumer`` (four alarms included);
+- ``resilient``: ``ResilientQueue`` + ``add_lambda_consumer`` (five alarms included);
 - ``l2``: the same resources with plain L2 constructs: two ``sqs.Queue`` (DLQ with 14-day
   retention and a ``byQueue`` redrive-allow policy, SSE-SQS, ``enforce_ssl``), an
-  ``SqsEventSource`` and the same four ``cloudwatch.Alarm`` on the same metrics;
+  ``SqsEventSource`` publishing its event counts, the same four ``cloudwatch.Alarm`` on the same
+  metrics and the consumer's alarm on the mapping's ``FailedInvokeEventCount``;
 - ``solutions``: AWS Solutions Constructs ``SqsToLambda`` with the two alarms it lacks added by
   hand (in-flight and DLQ depth). It pins aws-cdk-lib 2.273, so it runs from its own virtual
   environment (``.bench-venvs/solutions``, installed from ``bench/peers/solutions-constructs.lock``).
@@ -108,6 +109,8 @@ def build_resilient(stack: Any, index: int) -> None:
 
 def build_l2(stack: Any, index: int) -> None:
     from aws_cdk import ArnFormat, Duration
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_lambda as lambda_
     from aws_cdk import aws_lambda_event_sources as event_sources
     from aws_cdk import aws_sqs as sqs
 
@@ -137,9 +140,21 @@ def build_l2(stack: Any, index: int) -> None:
         enforce_ssl=True,
         dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=5),
     )
-    _function(stack, index).add_event_source(
-        event_sources.SqsEventSource(queue, batch_size=10, report_batch_item_failures=True)
+    event_source = event_sources.SqsEventSource(
+        queue,
+        batch_size=10,
+        report_batch_item_failures=True,
+        metrics_config=lambda_.MetricsConfig(metrics=[lambda_.MetricType.EVENT_COUNT]),
     )
+    _function(stack, index).add_event_source(event_source)
+    failed_messages = cloudwatch.Metric(
+        namespace="AWS/Lambda",
+        metric_name="FailedInvokeEventCount",
+        dimensions_map={"EventSourceMappingUUID": event_source.event_source_mapping_id},
+        period=Duration.minutes(1),
+        statistic="Sum",
+    )
+    _alarm(stack, f"FailedMessages{index}", failed_messages, 1, 1)
     _alarm(
         stack, f"InFlight{index}", _gauge(queue, "ApproximateNumberOfMessagesNotVisible"), 12_000, 5
     )

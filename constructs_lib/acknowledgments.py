@@ -16,9 +16,10 @@ one of them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aws_cdk import CfnResource, Stack, Validations
@@ -54,17 +55,44 @@ def rule_of_acknowledgment(acknowledged_id: Any) -> str | None:
     return suppression_terms.rule_of(_ANNOTATION_NAMESPACE.sub("", acknowledged_id))
 
 
-def _acknowledgments(construct: IConstruct) -> Iterator[tuple[str, Any, str]]:
-    for scope in reversed(construct.node.scopes):  # nearest first, as cdk-nag reads them
-        for entry in scope.node.metadata:
-            if entry.type != Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
-                continue
-            if not isinstance(entry.data, Mapping):
-                continue
-            for acknowledged_id, reason in entry.data.items():
-                rule_id = rule_of_acknowledgment(acknowledged_id)
-                if rule_id is not None:
-                    yield rule_id, reason, f"acknowledged on {scope.node.path or 'the app'}"
+# What each scope acknowledges, and each stack's template Metadata, read once per ``find``: the
+# resources of one finding share their ancestors, and every read is a call into CDK's Node.js
+# process. Keyed by ``id`` of objects the cache keeps alive for the call.
+_Found = list[tuple[str, Any, str]]
+
+
+@dataclass
+class _Reads:
+    scopes: dict[int, tuple[IConstruct, _Found]] = field(default_factory=dict)
+    stacks: dict[int, tuple[Stack, _Found]] = field(default_factory=dict)
+
+
+@functools.cache
+def _acknowledged_rules_key() -> str:
+    return Validations.ACKNOWLEDGED_RULES_METADATA_KEY
+
+
+def _scope_acknowledgments(scope: IConstruct) -> _Found:
+    found: _Found = []
+    node = scope.node
+    for entry in node.metadata:
+        if entry.type != _acknowledged_rules_key():
+            continue
+        if not isinstance(entry.data, Mapping):
+            continue
+        for acknowledged_id, reason in entry.data.items():
+            rule_id = rule_of_acknowledgment(acknowledged_id)
+            if rule_id is not None:
+                found.append((rule_id, reason, f"acknowledged on {node.path or 'the app'}"))
+    return found
+
+
+def _acknowledgments(scopes: Sequence[IConstruct], reads: _Reads) -> Iterator[tuple[str, Any, str]]:
+    for scope in reversed(scopes):  # nearest first, as cdk-nag reads them
+        known = reads.scopes.get(id(scope))
+        if known is None:
+            known = reads.scopes[id(scope)] = (scope, _scope_acknowledgments(scope))
+        yield from known[1]
 
 
 def _metadata_entries(metadata: Any) -> Iterator[tuple[str, Any]]:
@@ -77,29 +105,41 @@ def _metadata_entries(metadata: Any) -> Iterator[tuple[str, Any]]:
                 yield rule_id, entry.get("reason")
 
 
-def _candidates(construct: IConstruct) -> Iterator[tuple[str, Any, str]]:
+def _candidates(construct: IConstruct, reads: _Reads) -> Iterator[tuple[str, Any, str]]:
     """Every suppression of an audit rule that applies to ``construct``'s resource:
     (rule id, reason as written, where)."""
-    yield from _acknowledgments(construct)
-    resource = construct if CfnResource.is_cfn_resource(construct) else construct.node.default_child
+    node = construct.node
+    scopes = node.scopes
+    yield from _acknowledgments(scopes, reads)
+    resource = construct if isinstance(construct, CfnResource) else node.default_child
     if isinstance(resource, CfnResource):
         metadata = {
             suppression_terms.CDK_NAG_KEY: resource.get_metadata(suppression_terms.CDK_NAG_KEY)
         }
         for rule_id, reason in _metadata_entries(metadata):
             yield rule_id, reason, f"suppressed in the Metadata of {resource.node.path}"
-    stack = Stack.of(construct)
-    for rule_id, reason in _metadata_entries(stack.template_options.metadata):
-        yield rule_id, reason, f"suppressed in the template Metadata of {stack.node.path}"
+    stack = next((s for s in reversed(scopes) if isinstance(s, Stack)), None) or Stack.of(construct)
+    known = reads.stacks.get(id(stack))
+    if known is None:
+        known = reads.stacks[id(stack)] = (stack, _template_suppressions(stack))
+    yield from known[1]
+
+
+def _template_suppressions(stack: Stack) -> _Found:
+    return [
+        (rule_id, reason, f"suppressed in the template Metadata of {stack.node.path}")
+        for rule_id, reason in _metadata_entries(stack.template_options.metadata)
+    ]
 
 
 def find(rule_id: str, resources: Sequence[IConstruct]) -> Verdict:
     """Whether ``rule_id`` is suppressed with a reason for every one of ``resources``."""
     honoured: list[Suppression | None] = []
     ignored: list[str] = []
+    reads = _Reads()
     for construct in resources:
         valid = None
-        for candidate_rule, reason, where in _candidates(construct):
+        for candidate_rule, reason, where in _candidates(construct, reads):
             if candidate_rule != rule_id:
                 continue
             problem = suppression_terms.reason_problem(reason)

@@ -29,6 +29,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
 
 from constructs_lib import limits
+from constructs_lib.queue_keys import is_aws_managed_sqs_key
 
 WARNING_PREFIX = "constructs_lib"
 
@@ -146,8 +147,6 @@ class KeyViaSqsQueue(sqs.Queue):
     account's principals that use SQS)."""
 
     def grant_on_key(self, grantee: iam.IGrantable, *actions: str) -> iam.GrantOnKeyResult:
-        from constructs_lib.producers import is_aws_managed_sqs_key
-
         key = self.encryption_master_key
         if key is None or is_aws_managed_sqs_key(key, Stack.of(self)):
             return iam.GrantOnKeyResult()

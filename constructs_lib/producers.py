@@ -39,13 +39,11 @@ the statement as JSON (``constructs_lib.grants``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import jsii
-from aws_cdk import Acknowledgment, Duration, FeatureFlags, Names, Stack, Token, Validations
-from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import FeatureFlags, Names, Stack, Token
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -56,14 +54,24 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.interfaces import aws_events as events_refs
+from constructs import Construct
 
-from constructs_lib import grants, limits, policy
-from constructs_lib.alarms import AlarmSpec, create_alarm, queue_metric
+from constructs_lib import grants, limits
 from constructs_lib.errors import Problem
 from constructs_lib.kinds import implements
-
-if TYPE_CHECKING:
-    from constructs_lib.queue import ResilientQueue
+from constructs_lib.queue_alarms import AlarmFactory
+from constructs_lib.queue_keys import (
+    is_aws_managed_sqs_key,
+    key_policy_editable,
+    key_text,
+    same_key,
+)
+from constructs_lib.queue_pair import QueuePair
+from constructs_lib.sns_delivery_failures import (
+    SNS_DELIVERY_FAILURES_ALARM_ID,
+    SnsDeliveryFailures,
+    create_delivery_failures_queue,
+)
 
 DEFAULT_S3_EVENTS: tuple[s3.EventType, ...] = (s3.EventType.OBJECT_CREATED,)
 EVENTS_PRINCIPAL = "events.amazonaws.com"
@@ -82,123 +90,12 @@ def source_kind(source: object) -> str:
     return "bucket"
 
 
-# --- the AWS managed key ------------------------------------------------------------------
-
-
-def is_aws_managed_sqs_key(key: kms.IKey | None, stack: Stack) -> bool:
-    """Whether ``key`` is SQS's AWS managed key: ``kms.Alias.from_alias_name(..., "alias/aws/sqs")``,
-    or any key whose ARN ends ``:alias/aws/sqs`` (literal, or formatted by CDK)."""
-    if key is None:
-        return False
-    alias_name = getattr(key, "alias_name", None) if implements(key, kms.IAlias) else None
-    if isinstance(alias_name, str) and policy.is_aws_managed_sqs_key(alias_name):
-        return True
-    return policy.is_aws_managed_sqs_key(_literal_tail(stack.resolve(key.key_arn)))
-
-
-def _key_text(key: Any, stack: Stack) -> str:
-    """A key as a message names it: its alias name or literal ARN, else its construct path."""
-    alias_name = getattr(key, "alias_name", None) if implements(key, kms.IAlias) else None
-    if isinstance(alias_name, str) and not Token.is_unresolved(alias_name):
-        return alias_name
-    arn = stack.resolve(key.key_arn)
-    return arn if isinstance(arn, str) else str(key.node.path)
-
-
-def _literal_tail(resolved: object) -> str:
-    """The literal end of a resolved string: the string itself, or an ``Fn::Join``'s last part."""
-    if isinstance(resolved, str):
-        return resolved
-    if isinstance(resolved, dict) and isinstance(resolved.get("Fn::Join"), list):
-        parts = resolved["Fn::Join"][1]
-        if isinstance(parts, list) and parts and isinstance(parts[-1], str):
-            return parts[-1]
-    return ""
-
-
-def _key_policy_editable(key: kms.IKey) -> bool:
-    """Whether this app writes ``key``'s policy: a key defined here, or an alias of one."""
-    if isinstance(key, kms.Key):
-        return True
-    return isinstance(key, kms.Alias) and _key_policy_editable(key.alias_target_key)
-
-
-# --- redrive --------------------------------------------------------------------------------
-
-
-def grant_redrive(queue: ResilientQueue, grantee: iam.IGrantable) -> iam.Grant:
-    """What moving dead letters back to the source takes (StartMessageMoveTask, and listing and
-    cancelling move tasks), on exactly the two queues and their customer keys, the keys bound to
-    SQS (``kms:ViaService``). What cannot be attached (an imported queue's policy, an imported
-    key's policy) is warned about with the statement to add."""
-    stack = Stack.of(queue)
-    dead_letter_queue, source = queue.dead_letter_queue, queue.queue
-    purpose = f"grant_redrive of {queue.node.path}"
-    parts = [
-        grants.grant_on_queue(
-            grantee, dead_letter_queue, limits.REDRIVE_DEAD_LETTER_ACTIONS, queue, purpose
-        ),
-        grants.grant_on_queue(grantee, source, limits.REDRIVE_DESTINATION_ACTIONS, queue, purpose),
-    ]
-    # The move reads each message from the DLQ (decrypt with the DLQ's key) and sends it to the
-    # source (a data key of the source's key). SQS developer guide, key management.
-    dead_letter_key = _customer_key(dead_letter_queue.encryption_master_key, stack)
-    source_key = _customer_key(source.encryption_master_key, stack)
-    source_actions: tuple[str, ...] = limits.KMS_SEND_ACTIONS
-    if dead_letter_key and source_key and _same_key(dead_letter_key, source_key, stack):
-        source_actions = tuple(dict.fromkeys(limits.KMS_SEND_ACTIONS + limits.KMS_RECEIVE_ACTIONS))
-        dead_letter_key = None
-    if dead_letter_queue.encryption_master_key is None and not isinstance(
-        dead_letter_queue, sqs.Queue
-    ):
-        # An imported DLQ hides its encryption: if a customer key encrypts it, the move cannot
-        # read its messages without kms:Decrypt on that key.
-        grants.warn_statement(
-            queue,
-            "deadLetterKeyUnknown",
-            f"{purpose}: the dead_letter_queue {grants.render(dead_letter_queue.queue_arn, queue)} "
-            "was imported without its encryption_master_key, so no key was granted. If a "
-            "customer managed key encrypts it, add this statement to the principal's policy with "
-            "that key's ARN (or import the queue with Queue.from_queue_attributes(key_arn=...))",
-            iam.PolicyStatement(
-                actions=list(limits.KMS_RECEIVE_ACTIONS),
-                resources=["<ARN of the dead-letter queue's key>"],
-                conditions=grants.via_sqs_conditions(queue),
-            ),
-        )
-    if dead_letter_key is not None:
-        parts.append(
-            grants.grant_key_via_sqs(
-                dead_letter_key, grantee, limits.KMS_RECEIVE_ACTIONS, queue, purpose
-            )
-        )
-    if source_key is not None:
-        parts.append(grants.grant_key_via_sqs(source_key, grantee, source_actions, queue, purpose))
-    if not all(part.success for part in parts):
-        # iam.Grant.combine reports success when any part succeeded; a redrive that lacks one
-        # statement fails, so the grant says so (each missing statement was warned about).
-        return iam.Grant.drop(grantee, purpose)
-    grant = parts[0]
-    for part in parts[1:]:
-        grant = grant.combine(part)
-    return grant
-
-
-def _customer_key(key: kms.IKey | None, stack: Stack) -> kms.IKey | None:
-    """``key``, unless it is absent or the AWS managed key, whose policy already admits every
-    principal of the account that may use SQS (an identity statement on it grants nothing)."""
-    return None if key is None or is_aws_managed_sqs_key(key, stack) else key
-
-
-def _same_key(first: kms.IKey, second: kms.IKey, stack: Stack) -> bool:
-    return bool(stack.resolve(first.key_arn) == stack.resolve(second.key_arn))
-
-
 # --- producers: the rules ------------------------------------------------------------------
 
 
 def producer_problems(
-    queue: ResilientQueue,
+    scope: Construct,
+    pair: QueuePair,
     source: sns.ITopic | events.IRule | s3.IBucket,
     s3_events: Sequence[s3.EventType],
     s3_filters: Sequence[s3.NotificationKeyFilter],
@@ -212,14 +109,14 @@ def producer_problems(
     problems = _misplaced_argument_problems(
         kind, s3_events, s3_filters, raw_message_delivery, message_group_id
     )
-    key = queue.queue.encryption_master_key
-    stack = Stack.of(queue)
+    key = pair.queue.encryption_master_key
+    stack = Stack.of(scope)
     if is_aws_managed_sqs_key(key, stack):
         problems.append(
             Problem(
                 "encryption_key",
-                _key_text(key, stack),
-                f"{queue.queue_name} is encrypted with the AWS managed key "
+                key_text(key, stack),
+                f"{pair.queue_name} is encrypted with the AWS managed key "
                 f"{limits.AWS_MANAGED_SQS_KEY}, whose key policy admits only principals of the "
                 f"account and cannot be changed (SQS developer guide, key management): {service} "
                 "cannot encrypt its messages for the queue, so they would never arrive",
@@ -229,22 +126,22 @@ def producer_problems(
         )
         key = None  # nothing more to say about this key
     if kind == "topic":
-        problems += _topic_problems(queue, cast(sns.ITopic, source), key)
+        problems += _topic_problems(scope, pair, cast(sns.ITopic, source), key)
     elif kind == "rule":
-        problems += _rule_problems(queue, cast(events.IRule, source), message_group_id)
+        problems += _rule_problems(scope, pair, cast(events.IRule, source), message_group_id)
     else:
-        problems += _bucket_problems(queue, cast(s3.IBucket, source))
-    if key is not None and not _key_policy_editable(key):
+        problems += _bucket_problems(scope, pair, cast(s3.IBucket, source))
+    if key is not None and not key_policy_editable(key):
         # CDK leaves an imported key's policy alone without a word; the service's messages are
         # refused until the key's owner allows it.
         problems.append(
             Problem(
                 "encryption_key",
-                grants.render(key.key_arn, queue),
+                grants.render(key.key_arn, scope),
                 f"is not defined in this app, so its key policy cannot get the statement {service} "
                 "needs to encrypt messages for the queue",
                 "add this statement to the key's policy where the key is managed:\n"
-                + grants.statement_json(_producer_key_statement(kind, source, queue), queue),
+                + grants.statement_json(_producer_key_statement(kind, source, scope, pair), scope),
                 severity="warning",
             )
         )
@@ -289,10 +186,10 @@ def _misplaced_argument_problems(
 
 
 def _topic_problems(
-    queue: ResilientQueue, topic: sns.ITopic, key: kms.IKey | None
+    scope: Construct, pair: QueuePair, topic: sns.ITopic, key: kms.IKey | None
 ) -> list[Problem]:
     problems: list[Problem] = []
-    if queue.fifo and not topic.fifo:
+    if pair.fifo and not topic.fifo:
         # A standard topic forwards no message group id (botocore SNS Publish MessageGroupId),
         # and SendMessage to a FIFO queue without one fails (botocore SQS SendMessage). CDK does
         # not check this. A FIFO topic may feed a standard queue (SNS developer guide,
@@ -301,13 +198,13 @@ def _topic_problems(
             Problem(
                 "source",
                 topic,
-                f"is a standard topic, but {queue.queue_name} is a FIFO queue: a standard topic "
+                f"is a standard topic, but {pair.queue_name} is a FIFO queue: a standard topic "
                 "sends no message group id, which every message to a FIFO queue needs",
                 "subscribe a FIFO topic (fifo=True), or use a standard ResilientQueue",
             )
         )
     # SqsSubscription writes a key statement only into the policy of a key of this app.
-    if key is not None and _key_policy_editable(key):
+    if key is not None and key_policy_editable(key):
         if not FeatureFlags.of(topic).is_enabled(SNS_KEY_POLICY_FLAG):
             problems.append(
                 Problem(
@@ -321,7 +218,7 @@ def _topic_problems(
                     severity="warning",
                 )
             )
-        elif topic.master_key is not None and _same_key(topic.master_key, key, Stack.of(queue)):
+        elif topic.master_key is not None and same_key(topic.master_key, key, Stack.of(scope)):
             # With the flag, CDK's key statement names the topic, and the topic names the key.
             problems.append(
                 Problem(
@@ -333,14 +230,14 @@ def _topic_problems(
                     "encrypt the topic with another key than the queue's",
                 )
             )
-    existing = queue.queue.node.try_find_child(Names.node_unique_id(topic.node))
+    existing = pair.queue.node.try_find_child(Names.node_unique_id(topic.node))
     if existing is not None:
-        problems.append(_twice(queue, topic, "subscription"))
+        problems.append(_twice(scope, pair, topic, "subscription"))
     return problems
 
 
 def _rule_problems(
-    queue: ResilientQueue, rule: events.IRule, message_group_id: str | None
+    scope: Construct, pair: QueuePair, rule: events.IRule, message_group_id: str | None
 ) -> list[Problem]:
     problems: list[Problem] = []
     if not isinstance(rule, events.Rule):
@@ -354,9 +251,9 @@ def _rule_problems(
             )
         )
         return problems
-    if Stack.of(rule) is not Stack.of(queue):
-        problems.append(_other_stack(queue, rule, "the rule's target refers to the queue"))
-    if queue.fifo:
+    if Stack.of(rule) is not Stack.of(scope):
+        problems.append(_other_stack(scope, pair, rule, "the rule's target refers to the queue"))
+    if pair.fifo:
         # EventBridge requires both for an SQS FIFO target (botocore EventBridge
         # Target.SqsParameters); CDK checks neither.
         if message_group_id is None:
@@ -364,32 +261,32 @@ def _rule_problems(
                 Problem(
                     "message_group_id",
                     message_group_id,
-                    f"is required: {queue.queue_name} is a FIFO queue, and EventBridge sends to "
+                    f"is required: {pair.queue_name} is a FIFO queue, and EventBridge sends to "
                     "one only with a message group id",
                     'pass message_group_id="<group>" (events of one group are delivered in order)',
                 )
             )
-        if not cast(sqs.CfnQueue, queue.queue.node.default_child).content_based_deduplication:
+        if not cast(sqs.CfnQueue, pair.queue.node.default_child).content_based_deduplication:
             problems.append(
                 Problem(
                     "source",
                     rule,
-                    f"cannot target {queue.queue_name}: EventBridge sends to a FIFO queue only "
+                    f"cannot target {pair.queue_name}: EventBridge sends to a FIFO queue only "
                     "when it has content-based deduplication",
                     "create the ResilientQueue with content_based_deduplication=True",
                 )
             )
     stack = Stack.of(rule)
-    queue_arn = stack.resolve(queue.queue.queue_arn)
+    queue_arn = stack.resolve(pair.queue.queue_arn)
     rendered = stack.resolve(cast(events.CfnRule, rule.node.default_child).targets) or []
     if any(stack.resolve(target.get("arn")) == queue_arn for target in rendered):
-        problems.append(_twice(queue, rule, "target"))
+        problems.append(_twice(scope, pair, rule, "target"))
     return problems
 
 
-def _bucket_problems(queue: ResilientQueue, bucket: s3.IBucket) -> list[Problem]:
+def _bucket_problems(scope: Construct, pair: QueuePair, bucket: s3.IBucket) -> list[Problem]:
     problems: list[Problem] = []
-    if queue.fifo:
+    if pair.fifo:
         # "FIFO queues are not allowed when enabling an SQS queue as the event notification
         # destination." CloudFormation, AWS::S3::Bucket QueueConfiguration, Queue. CDK does not
         # check this.
@@ -397,45 +294,47 @@ def _bucket_problems(queue: ResilientQueue, bucket: s3.IBucket) -> list[Problem]
             Problem(
                 "source",
                 bucket,
-                f"cannot notify {queue.queue_name}: S3 event notifications cannot target a FIFO "
+                f"cannot notify {pair.queue_name}: S3 event notifications cannot target a FIFO "
                 "queue",
                 "use a standard ResilientQueue, or send the bucket's events through EventBridge "
                 "(s3.Bucket(event_bridge_enabled=True) and an events.Rule with a message group id)",
             )
         )
-    if Stack.of(bucket) is not Stack.of(queue) and Token.is_unresolved(bucket.bucket_arn):
+    if Stack.of(bucket) is not Stack.of(scope) and Token.is_unresolved(bucket.bucket_arn):
         problems.append(
             _other_stack(
-                queue, bucket, "the bucket's notification configuration refers to the queue"
+                scope, pair, bucket, "the bucket's notification configuration refers to the queue"
             )
         )
     return problems
 
 
-def _other_stack(queue: ResilientQueue, source: Any, why: str) -> Problem:
+def _other_stack(scope: Construct, pair: QueuePair, source: Any, why: str) -> Problem:
     return Problem(
         "source",
         source,
-        f"is in stack {Stack.of(source).stack_name}, not {Stack.of(queue).stack_name}: {why} and "
+        f"is in stack {Stack.of(source).stack_name}, not {Stack.of(scope).stack_name}: {why} and "
         "the queue policy refers to the source, which makes the two stacks depend on each other",
         "define the source in the queue's stack (or the ResilientQueue in the source's)",
     )
 
 
-def _twice(queue: ResilientQueue, source: Any, what: str) -> Problem:
+def _twice(scope: Construct, pair: QueuePair, source: Any, what: str) -> Problem:
     return Problem(
         "source",
         source,
-        f"already has a {what} to {queue.queue_name}; a second would deliver every message twice",
+        f"already has a {what} to {pair.queue_name}; a second would deliver every message twice",
         "add each topic or rule once per queue",
     )
 
 
-def _producer_key_statement(kind: str, source: Any, queue: ResilientQueue) -> iam.PolicyStatement:
+def _producer_key_statement(
+    kind: str, source: Any, scope: Construct, pair: QueuePair
+) -> iam.PolicyStatement:
     """The key policy statement a producer's service needs, with the conditions this module (or
     CDK, for SNS) writes."""
     if kind == "bucket":
-        return bucket_statements(queue, source)[1]
+        return bucket_statements(scope, pair, source)[1]
     if kind == "rule":
         conditions: dict[str, dict[str, Any]] = {
             "StringEquals": {limits.SOURCE_ACCOUNT_KEY: source.env.account}
@@ -454,7 +353,9 @@ def _producer_key_statement(kind: str, source: Any, queue: ResilientQueue) -> ia
 
 
 def add_producer(
-    queue: ResilientQueue,
+    scope: Construct,
+    pair: QueuePair,
+    delivery_failures: Callable[[], SnsDeliveryFailures],
     source: sns.ITopic | events.IRule | s3.IBucket,
     s3_events: Sequence[s3.EventType],
     s3_filters: Sequence[s3.NotificationKeyFilter],
@@ -471,30 +372,30 @@ def add_producer(
         # StartMessageMoveTask cannot move such a message back (its source is not a queue; SQS
         # API StartMessageMoveTask), and it is not a message the consumer failed. Subscription
         # writes the failures queue's statement (sqs:SendMessage for the topic, aws:SourceArn).
-        failures = sns_delivery_failures(queue)
+        failures = delivery_failures()
         return topic.add_subscription(
             subscriptions.SqsSubscription(
-                queue.queue,
+                pair.queue,
                 raw_message_delivery=raw_message_delivery,
                 dead_letter_queue=failures.queue,
             )
         )
     if kind == "rule":
         assert isinstance(source, events.Rule)
-        return _add_rule_target(queue, source, message_group_id)
+        return _add_rule_target(scope, pair, source, message_group_id)
     bucket = cast(s3.IBucket, source)
-    key = queue.queue.encryption_master_key
+    key = pair.queue.encryption_master_key
     destination: s3.IBucketNotificationDestination
     if key is None:
         # SSE-SQS: SqsDestination's queue policy is scoped to the bucket; no key statement.
-        destination = s3_notifications.SqsDestination(queue.queue)
+        destination = s3_notifications.SqsDestination(pair.queue)
     else:
         # SSE-KMS: SqsDestination would also write an unconditioned key statement for
         # s3.amazonaws.com (any bucket of any account) and grant kms:Encrypt and kms:ReEncrypt*
         # beside it. Written here instead: SendMessage, GenerateDataKey and Decrypt only, each
         # bound to this bucket and its account (a bucket ARN names no account).
-        _allow_bucket(queue, bucket, key)
-        destination = _EncryptedQueueDestination(queue.queue)
+        _allow_bucket(scope, pair, bucket, key)
+        destination = _EncryptedQueueDestination(pair.queue)
     for event in s3_events:
         bucket.add_event_notification(event, destination, *s3_filters)
     return None
@@ -508,7 +409,7 @@ def _bucket_conditions(bucket: s3.IBucket) -> dict[str, dict[str, Any]]:
 
 
 def bucket_statements(
-    queue: ResilientQueue, bucket: s3.IBucket
+    scope: Construct, pair: QueuePair, bucket: s3.IBucket
 ) -> tuple[iam.PolicyStatement, iam.PolicyStatement]:
     """The queue policy and key policy statements S3 needs to notify the queue of ``bucket``."""
     principal = iam.ServicePrincipal(_PRINCIPAL["bucket"])
@@ -516,7 +417,7 @@ def bucket_statements(
     queue_statement = iam.PolicyStatement(
         principals=[principal],
         actions=["sqs:SendMessage"],
-        resources=[queue.queue.queue_arn],
+        resources=[pair.queue.queue_arn],
         conditions=conditions,
     )
     key_statement = iam.PolicyStatement(
@@ -529,9 +430,9 @@ def bucket_statements(
     return queue_statement, key_statement
 
 
-def _allow_bucket(queue: ResilientQueue, bucket: s3.IBucket, key: kms.IKey) -> None:
-    queue_statement, key_statement = bucket_statements(queue, bucket)
-    queue.queue.add_to_resource_policy(queue_statement)
+def _allow_bucket(scope: Construct, pair: QueuePair, bucket: s3.IBucket, key: kms.IKey) -> None:
+    queue_statement, key_statement = bucket_statements(scope, pair, bucket)
+    pair.queue.add_to_resource_policy(queue_statement)
     # An imported key: nothing written; producer_problems warned with the statement.
     key.add_to_resource_policy(key_statement, True)
 
@@ -554,27 +455,25 @@ class _EncryptedQueueDestination:
 
 
 def _add_rule_target(
-    queue: ResilientQueue, rule: events.Rule, message_group_id: str | None
+    scope: Construct, pair: QueuePair, rule: events.Rule, message_group_id: str | None
 ) -> events.IRuleTarget:
-    key = queue.queue.encryption_master_key
+    key = pair.queue.encryption_master_key
     if key is None:
         # SSE-SQS: SqsQueue's queue policy is scoped to the rule (aws:SourceArn); nothing missing.
-        target: events.IRuleTarget = targets.SqsQueue(
-            queue.queue, message_group_id=message_group_id
-        )
+        target: events.IRuleTarget = targets.SqsQueue(pair.queue, message_group_id=message_group_id)
         rule.add_target(target)
         return target
     # SSE-KMS: SqsQueue would leave the queue open to every rule (see the module docstring), so
     # the target and its two statements are written here. The queue policy may name the rule:
     # the rule refers to the queue, not to the policy. The key policy may not (the queue refers
     # to the key), so the key is scoped to the rule's account.
-    target = _EncryptedQueueTarget(queue.queue, message_group_id)
+    target = _EncryptedQueueTarget(pair.queue, message_group_id)
     rule.add_target(target)
-    queue.queue.add_to_resource_policy(
+    pair.queue.add_to_resource_policy(
         iam.PolicyStatement(
             principals=[iam.ServicePrincipal(EVENTS_PRINCIPAL)],
             actions=["sqs:SendMessage"],
-            resources=[queue.queue.queue_arn],
+            resources=[pair.queue.queue_arn],
             conditions={"ArnEquals": {"aws:SourceArn": rule.rule_arn}},
         )
     )
@@ -610,83 +509,42 @@ class _EncryptedQueueTarget:
         )
 
 
-# --- SNS delivery failures ------------------------------------------------------------------
+class Producers:
+    """The producers of one ResilientQueue's source queue (``pair.queue``, in ``scope``): the
+    rules of each ``add_producer`` call, its wiring, and the SNS delivery-failures queue the
+    first topic creates."""
 
-SNS_DELIVERY_FAILURES_ID = "SnsDeliveryFailures"
-SNS_DELIVERY_FAILURES_ALARM_ID = "SnsDeliveryFailuresDepthAlarm"
+    def __init__(
+        self,
+        scope: Construct,
+        pair: QueuePair,
+        alarms: AlarmFactory,
+        dead_letter_retention: int | None,
+        max_message_size: int | None,
+    ) -> None:
+        self.scope = scope
+        self.pair = pair
+        self._alarms = alarms
+        self._dead_letter_retention = dead_letter_retention
+        self._max_message_size = max_message_size
+        self.sns_delivery_failures: SnsDeliveryFailures | None = None
 
+    def problems(self, **arguments: Any) -> list[Problem]:
+        """Every problem of one ``add_producer`` call (``producer_problems``)."""
+        return producer_problems(self.scope, self.pair, **arguments)
 
-@dataclass(frozen=True)
-class SnsDeliveryFailures:
-    """The queue that holds what SNS could not deliver to a ResilientQueue's source queue, and
-    its depth alarm. Kept apart from the dead-letter queue: SQS cannot move these messages back
-    with StartMessageMoveTask (their source is not a queue), and they are not messages the
-    consumer failed."""
+    def add(self, **arguments: Any) -> sns.Subscription | events.IRuleTarget | None:
+        """Wire one producer (``add_producer``), once ``problems`` found no error."""
+        return add_producer(self.scope, self.pair, self.delivery_failures, **arguments)
 
-    queue: sqs.Queue
-    depth_alarm: cloudwatch.Alarm
-
-
-def sns_delivery_failures(queue: ResilientQueue) -> SnsDeliveryFailures:
-    """The SNS delivery-failures queue of ``queue``, created with the first topic: the source's
-    type, key, message size and removal policy, the dead-letter queue's retention, TLS enforced,
-    and an alarm at one visible message."""
-    existing = queue.sns_delivery_failures
-    if existing is not None:
-        return existing
-    retention = queue.dead_letter_retention
-    failures = grants.KeyViaSqsQueue(
-        queue,
-        SNS_DELIVERY_FAILURES_ID,
-        fifo=queue.fifo or None,
-        retention_period=Duration.seconds(
-            retention if isinstance(retention, int) else limits.RETENTION_MAX
-        ),
-        max_message_size_bytes=queue.max_message_size,
-        encryption=queue.queue.encryption_type,
-        encryption_master_key=queue.queue.encryption_master_key,
-        enforce_ssl=True,
-    )
-    cfn = cast(sqs.CfnQueue, failures.node.default_child)
-    source_cfn = cast(sqs.CfnQueue, queue.queue.node.default_child)
-    cfn.cfn_options.deletion_policy = source_cfn.cfn_options.deletion_policy
-    cfn.cfn_options.update_replace_policy = source_cfn.cfn_options.update_replace_policy
-    # A deterministic name, unique by construct path, with room for ".fifo" (SQS CreateQueue
-    # QueueName: at most 80 characters including the suffix).
-    cfn.queue_name = Names.unique_resource_name(
-        failures,
-        max_length=limits.QUEUE_NAME_MAX_LENGTH - len(limits.FIFO_SUFFIX),
-        allowed_special_characters="-_",
-    ) + (limits.FIFO_SUFFIX if queue.fifo else "")
-    for rule, reason in SNS_DELIVERY_FAILURES_ACKNOWLEDGMENTS.items():
-        Validations.of(failures).acknowledge(Acknowledgment(id=rule, reason=reason))
-    name = queue.queue_name
-    alarm = create_alarm(
-        queue,
-        AlarmSpec(
-            SNS_DELIVERY_FAILURES_ALARM_ID,
-            queue_metric(failures, limits.METRIC_VISIBLE),
-            1,
-            1,
-            f"{name}-sns-delivery-failures",
-            f"SNS could not deliver messages to {name} (the queue or key policy refused them, or "
-            "the queue was unavailable) and put them in its SNS delivery-failures queue once its "
-            "retries ended. Fix the cause, then send them to the queue again yourself: "
-            "StartMessageMoveTask cannot move them (their source is not a queue).",
-        ),
-        queue._alarm_actions,
-        queue._ok_actions,
-    )
-    found = SnsDeliveryFailures(failures, alarm)
-    queue.sns_delivery_failures = found
-    return found
-
-
-# Why the delivery-failures queue answers two cdk-nag rules as it does.
-SNS_DELIVERY_FAILURES_ACKNOWLEDGMENTS = {
-    "Serverless::Serverless-SQSRedrivePolicy": "This queue is the dead-letter queue of an SNS "
-    "subscription; a dead-letter queue of its own would hide failed deliveries from its depth "
-    "alarm.",
-    "AwsSolutions::AwsSolutions-SQS3": "This queue is the dead-letter queue of an SNS "
-    "subscription (its RedrivePolicy), which the rule does not recognise as a dead-letter use.",
-}
+    def delivery_failures(self) -> SnsDeliveryFailures:
+        """The SNS delivery-failures queue, created with the first topic: the source's type,
+        key, message size and removal policy, the dead-letter queue's retention, TLS enforced,
+        and an alarm at one visible message."""
+        if self.sns_delivery_failures is None:
+            failures = create_delivery_failures_queue(
+                self.scope, self.pair, self._dead_letter_retention, self._max_message_size
+            )
+            alarm = self._alarms.sns_delivery_failures(SNS_DELIVERY_FAILURES_ALARM_ID, failures)
+            self.sns_delivery_failures = SnsDeliveryFailures(failures, alarm)
+        return self.sns_delivery_failures

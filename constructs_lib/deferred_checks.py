@@ -17,7 +17,7 @@ from aws_cdk import Annotations, Aspects, IAspect, Token
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct, IValidation
 
-from constructs_lib import acknowledgments, limits, policy, props
+from constructs_lib import acknowledgments, call_checks, limits, policy
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.errors import ConfigurationError, Problem
 from constructs_lib.suppression_terms import MIN_REASON_LENGTH
@@ -113,7 +113,7 @@ class WarningReporter:
         A warning that is an audit finding waits for synth, when suppressions are known;
         ``mapping`` finds the consumer's event source mapping, which its findings name."""
         for prop in unresolved:
-            self.warn(*props.unresolved_warning(prop))
+            self.warn(*call_checks.unresolved_warning(prop))
         errors = [p for p in problems if p.severity == "error"]
         if errors:
             raise ConfigurationError(self.scope.node.path, errors)

@@ -14,7 +14,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
-from constructs_lib import producers, props, redrive
+from constructs_lib import producers, prop_tables, redrive
 from constructs_lib.deferred_checks import WarningReporter
 from constructs_lib.sns_delivery_failures import SnsDeliveryFailures
 
@@ -58,7 +58,7 @@ class ProducerCalls:
             statement could not be attached (see the warnings).
         """
         scope = self._producers.scope
-        props.REDRIVE.check_kinds(lambda: scope.node.path, {"grantee": grantee})
+        prop_tables.REDRIVE.check_kinds(lambda: scope.node.path, {"grantee": grantee})
         return redrive.grant_redrive(scope, self.queue, self.dead_letter_queue, grantee)
 
     def add_producer(
@@ -111,6 +111,6 @@ class ProducerCalls:
             "raw_message_delivery": raw_message_delivery,
             "message_group_id": message_group_id,
         }
-        props.PRODUCER.check_kinds(lambda: self._producers.scope.node.path, arguments)
+        prop_tables.PRODUCER.check_kinds(lambda: self._producers.scope.node.path, arguments)
         self._reporter.report([], self._producers.problems(**arguments))
         return self._producers.add(**arguments)

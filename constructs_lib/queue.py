@@ -18,7 +18,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import docstrings, limits, naming, policy, producers, props
+from constructs_lib import call_checks, docstrings, limits, naming, policy, producers, prop_tables
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.deferred_checks import DeliveryBeforeExpiry, WarningReporter
 from constructs_lib.errors import Problem
@@ -101,7 +101,7 @@ class ResilientQueue(ProducerCalls, Construct):
     :param removal_policy: for both queues. Default: CDK's (destroy).
     """
 
-    @docstrings.with_params(props.QUEUE)
+    @docstrings.with_params(prop_tables.QUEUE)
     def __init__(
         self,
         scope: Construct,
@@ -132,11 +132,11 @@ class ResilientQueue(ProducerCalls, Construct):
         problem at once.
         """
         arguments = _call_arguments(locals())
-        props.check_new_construct(props.QUEUE, arguments)
+        call_checks.check_new_construct(prop_tables.QUEUE, arguments)
         super().__init__(scope, construct_id)
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
-        given = props.check_queue(arguments)
+        given = call_checks.check_queue(arguments)
         self._reporter.report(
             given.unresolved, given.problems + _silent_alarm_problems(alarm_actions)
         )
@@ -264,7 +264,7 @@ class ResilientQueue(ProducerCalls, Construct):
             with ``max_concurrency``. Default: none, on-demand polling.
         """
         arguments = _call_arguments(locals())
-        return self._source_consumers.add(props.CONSUMER, arguments)
+        return self._source_consumers.add(prop_tables.CONSUMER, arguments)
 
     def add_dead_letter_consumer(
         self,
@@ -313,7 +313,7 @@ class ResilientQueue(ProducerCalls, Construct):
             as for ``add_lambda_consumer``. Default: none, on-demand polling.
         """
         arguments = _call_arguments(locals())
-        return self._dead_letter_consumers.add(props.DEAD_LETTER_CONSUMER, arguments)
+        return self._dead_letter_consumers.add(prop_tables.DEAD_LETTER_CONSUMER, arguments)
 
     @property
     def visibility_timeout(self) -> int:
@@ -339,8 +339,8 @@ class ResilientQueue(ProducerCalls, Construct):
         from constructs_lib.dashboard import build_dashboard
 
         arguments = {"dashboard_name": dashboard_name}
-        props.DASHBOARD.check_kinds(lambda: self.node.path, arguments)
-        self._reporter.report([], props.dashboard_problems(self, dashboard_name))
+        prop_tables.DASHBOARD.check_kinds(lambda: self.node.path, arguments)
+        self._reporter.report([], call_checks.dashboard_problems(self, dashboard_name))
         return build_dashboard(self, dashboard_name)
 
     # --- internals ---------------------------------------------------------------------------

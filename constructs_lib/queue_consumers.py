@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import policy, props
+from constructs_lib import call_checks, param_table, policy
 from constructs_lib.consumer import (
     ConsumerSettings,
     LambdaConsumer,
@@ -77,7 +77,7 @@ class QueueConsumers:
             return None
         return max(c.visibility_timeout for c in self.consumers)
 
-    def add(self, table: props.Table, arguments: dict[str, Any]) -> LambdaConsumer:
+    def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
         function: lambda_.IFunction = arguments["function"]
         table.check_kinds(lambda: self.scope.node.path, arguments)
@@ -144,7 +144,7 @@ class QueueConsumers:
         consumed_text = (
             f"the dead-letter queue of {self.scope.node.path}" if consumed.dead_letter else None
         )
-        problems += props.consumer_misuse_problems(
+        problems += call_checks.consumer_misuse_problems(
             self.scope, self._stack, function, self.consumers, consumed_text
         )
         return problems

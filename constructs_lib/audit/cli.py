@@ -24,7 +24,7 @@ from constructs_lib.audit import (
 )
 
 if TYPE_CHECKING:
-    from constructs_lib.audit.engine import AuditResult
+    from constructs_lib.audit.model import AuditResult
 
 # The local engine is faster than Spark on one machine at every fleet size measured (2 cores,
 # up to 100,000 templates: docs/performance.md, "Audit on Spark"), but it holds every parsed row
@@ -405,12 +405,12 @@ def _audit(
         return
     SparkSession = optional.require("pyspark.sql", "the Spark engine").SparkSession
 
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job, session, streaming
 
     # Inside a program that already runs Spark (a notebook, a test), reuse its session and
     # leave it running; otherwise this command owns the session and stops it.
     active = None if args.master or args.remote else SparkSession.getActiveSession()
-    spark = active or job.create_session(args.master, args.remote)
+    spark = active or session.create_session(args.master, args.remote)
     try:
         result = job.run(
             spark,
@@ -423,7 +423,7 @@ def _audit(
             acceptance=accepts,
         )
         yield result
-        job.release(result)
+        streaming.release(result)
     finally:
         if active is None:
             spark.stop()

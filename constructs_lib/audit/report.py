@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from constructs_lib.audit import fleet, profiles, rules, templates
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.audit.model import SEVERITY_RANK, AuditResult, Finding
 
 FORMATS = ("json", "sarif", "codequality", "markdown", "html", "table")
 SARIF_SCHEMA = (

@@ -54,6 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find SQS resilience faults (rules QR001-QR029) across CloudFormation "
         "templates and cdk.out cloud assemblies, following references across stacks.",
     )
+    _add_inputs(parser)
+    _add_report_options(parser)
+    _add_acceptance_options(parser)
+    _add_engine_options(parser)
+    _add_parameter_values(parser)
+    add_limit_options(parser)
+    return parser
+
+
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="+",
@@ -61,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
         "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs",
     )
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    """The report, the exit status, the findings datasets, and the profile they are graded by."""
     parser.add_argument("--format", choices=report.FORMATS, default="table")
     parser.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
     parser.add_argument(
@@ -92,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         "observability or hardening (QR013, QR015, QR025) report as info; all: every "
         "rule at its catalog severity. A suppressions file's 'rules' levels win over either",
     )
+
+
+def _add_acceptance_options(parser: argparse.ArgumentParser) -> None:
     accepted = parser.add_argument_group(
         "accepted findings (suppressions in template Metadata always apply)"
     )
@@ -121,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="record this run's findings (all but the suppressed ones) as a baseline",
     )
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     spark = parser.add_argument_group("engine")
     spark.add_argument(
         "--engine",
@@ -139,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--remote", metavar="sc://HOST:PORT", help="run the job through a Spark Connect server"
     )
+
+
+def _add_parameter_values(parser: argparse.ArgumentParser) -> None:
     values = parser.add_argument_group("parameter values (default: each parameter's Default)")
     values.add_argument(
         "--parameter-overrides",
@@ -156,8 +179,6 @@ def build_parser() -> argparse.ArgumentParser:
         help='JSON parameters: [{"ParameterKey": ..., "ParameterValue": ...}] or an object of '
         "key -> value; for every stack, or for STACK only (repeatable; overrides win)",
     )
-    add_limit_options(parser)
-    return parser
 
 
 def _bounded(kind: type, low: float, high: float) -> Any:

@@ -46,6 +46,53 @@ def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[Data
     return resolved, unresolved
 
 
+def _member(queue: str, name: str, uid: str, detail: str | None = None) -> Any:
+    return F.struct(
+        F.col(queue).alias("queue_uid"),
+        F.lit(name).alias("member"),
+        (F.col(detail) if detail else F.lit("")).alias("detail"),
+        F.col(uid).alias("uid"),
+    )
+
+
+def _edge_members() -> Any:
+    """Each resolved edge's member rows, as an array column: a DLQ edge makes two (the DLQ in
+    its source's context, the source in the DLQ's), an edge of any other role one."""
+    role = F.col("role")
+    return (
+        F.when(
+            role == model.ROLE_DLQ,
+            F.array(
+                _member("from_uid", model.MEMBER_DLQ, "to_uid"),
+                _member("to_uid", model.MEMBER_SOURCE, "from_uid"),
+            ),
+        )
+        .when(
+            role == model.ROLE_EVENT_SOURCE,
+            F.array(_member("to_uid", model.MEMBER_ESM, "from_uid")),
+        )
+        .when(
+            role == model.ROLE_ALARM,
+            F.array(_member("to_uid", model.MEMBER_ALARM, "from_uid", "detail")),
+        )
+        .when(
+            role == model.ROLE_POLICY, F.array(_member("to_uid", model.MEMBER_POLICY, "from_uid"))
+        )
+        .when(
+            role == model.ROLE_FEEDS_DLQ,
+            F.array(_member("to_uid", model.MEMBER_FEEDER, "from_uid", "detail")),
+        )
+        .when(
+            role == model.ROLE_PRODUCER,
+            F.array(_member("to_uid", model.MEMBER_PRODUCER, "from_uid", "detail")),
+        )
+        .when(
+            role == model.ROLE_ALLOW_SOURCE,
+            F.array(_member("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid")),
+        )
+    )
+
+
 def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
     """Who stands around each queue: queue_uid, member, detail, uid (see ``engine.members``).
 
@@ -54,48 +101,10 @@ def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
     source's function to the queue it reads, and a join of those on the function adds all of
     the function's queue-reading mappings, wherever they are in the fleet.
     """
-
-    def member(queue: str, name: str, uid: str, detail: str | None = None) -> Any:
-        return F.struct(
-            F.col(queue).alias("queue_uid"),
-            F.lit(name).alias("member"),
-            (F.col(detail) if detail else F.lit("")).alias("detail"),
-            F.col(uid).alias("uid"),
-        )
-
     role = F.col("role")
-    per_edge = (
-        F.when(
-            role == model.ROLE_DLQ,
-            F.array(
-                member("from_uid", model.MEMBER_DLQ, "to_uid"),
-                member("to_uid", model.MEMBER_SOURCE, "from_uid"),
-            ),
-        )
-        .when(
-            role == model.ROLE_EVENT_SOURCE, F.array(member("to_uid", model.MEMBER_ESM, "from_uid"))
-        )
-        .when(
-            role == model.ROLE_ALARM,
-            F.array(member("to_uid", model.MEMBER_ALARM, "from_uid", "detail")),
-        )
-        .when(role == model.ROLE_POLICY, F.array(member("to_uid", model.MEMBER_POLICY, "from_uid")))
-        .when(
-            role == model.ROLE_FEEDS_DLQ,
-            F.array(member("to_uid", model.MEMBER_FEEDER, "from_uid", "detail")),
-        )
-        .when(
-            role == model.ROLE_PRODUCER,
-            F.array(member("to_uid", model.MEMBER_PRODUCER, "from_uid", "detail")),
-        )
-        .when(
-            role == model.ROLE_ALLOW_SOURCE,
-            F.array(member("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid")),
-        )
-    )
     from_edges = (
         resolved.filter(role != model.ROLE_FUNCTION)
-        .select(F.explode(per_edge).alias("m"))
+        .select(F.explode(_edge_members()).alias("m"))
         .select("m.*")
     )
     event_sources = resolved.filter(role == model.ROLE_EVENT_SOURCE).select(

@@ -57,8 +57,9 @@ def run(
     executors also write the findings there as Parquet and JSON Lines (``outputs.py``).
 
     ``gather=False`` keeps the driver's memory independent of the fleet's size: the result's
-    ``findings`` streams from the executors in report order (``FindingsView``), its counts are
-    computed by Spark, and the session keeps the findings cached until ``release(result)``.
+    ``findings`` streams from the executors in report order (``streaming.FindingsView``), its
+    counts are computed by Spark, and the session keeps the findings cached until
+    ``streaming.release(result)``.
     ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does."""
     progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}

@@ -48,7 +48,7 @@ ROW_SCHEMAS = {
 # the file a row came from, so a nested child parsed again replaces all of its rows.
 WIDE_TEXT = [f"t{i}" for i in range(11)]
 WIDE_SCHEMA = _schema("tag", *WIDE_TEXT, "n", "src", ints=["n"])
-# The evaluation pass reads one row per member of a queue's context (see ``members``) with its
+# The evaluation pass reads one row per member of a queue's context (see ``resolve.members``) with its
 # resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
 EDGE_COLUMNS = [f"edge_{c}" for c in EdgeRow._fields]
 UNRESOLVED = "unresolved"

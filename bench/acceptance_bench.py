@@ -88,7 +88,7 @@ def audit_local(files: list[tuple[str, str]], listed: list[str], baseline_file: 
 def audit_spark(
     spark: Any, files: list[tuple[str, str]], listed: list[str], baseline_file: str | None
 ) -> Any:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job
 
     accepts = acceptance.load(listed, baseline_file)
     return job.run(spark, files, acceptance=accepts, gather=True)
@@ -211,9 +211,9 @@ def spark_bench(
     local_both: Any,
     runs: int,
 ) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark.session import create_session
 
-    spark = job.create_session("local[2]")
+    spark = create_session("local[2]")
     try:
 
         def run(name: str) -> tuple[float, Any]:

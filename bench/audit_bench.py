@@ -173,9 +173,10 @@ def child(
     imported = time.perf_counter()
     spark = None
     if engine_name in SPARK_ENGINES:
-        from constructs_lib.audit import job
+        from constructs_lib.audit.spark import job
+        from constructs_lib.audit.spark.session import create_session
 
-        spark = job.create_session(master=None if remote else master, remote=remote)
+        spark = create_session(master=None if remote else master, remote=remote)
         session = time.perf_counter()
         # As queue-audit runs it: findings streamed into the report, counts computed by Spark.
         result = job.run(spark, files, gather=False)

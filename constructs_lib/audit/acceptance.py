@@ -5,7 +5,7 @@ Both engines apply the same steps after judging: the profile's and the file's ru
 each finding's severity (``profiles.py``), the file's suppressions to each finding, a QR902 for
 each entry past its expiry, then the comparison with the baseline (``baseline.py``).
 The local engine does it here, over a list; the Spark job with the same functions over
-partitions (``job.accept``).
+partitions (``spark/accept.py``).
 """
 
 from __future__ import annotations

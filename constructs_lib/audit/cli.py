@@ -23,7 +23,7 @@ from constructs_lib.audit import (
 from constructs_lib.audit.inputs import discovery, objects
 
 if TYPE_CHECKING:
-    from constructs_lib.audit.engine import AuditResult
+    from constructs_lib.audit.model import AuditResult
 
 # The local engine is faster than Spark on one machine at every fleet size measured (2 cores,
 # up to 100,000 templates: docs/performance.md, "Audit on Spark"), but it holds every parsed row
@@ -53,6 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find SQS resilience faults (rules QR001-QR029) across CloudFormation "
         "templates and cdk.out cloud assemblies, following references across stacks.",
     )
+    _add_inputs(parser)
+    _add_report_options(parser)
+    _add_acceptance_options(parser)
+    _add_engine_options(parser)
+    _add_parameter_values(parser)
+    add_limit_options(parser)
+    return parser
+
+
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="+",
@@ -60,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
         "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs",
     )
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    """The report, the exit status, the findings datasets, and the profile they are graded by."""
     parser.add_argument("--format", choices=report.FORMATS, default="table")
     parser.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
     parser.add_argument(
@@ -91,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
         "observability or hardening (QR013, QR015, QR025) report as info; all: every "
         "rule at its catalog severity. A suppressions file's 'rules' levels win over either",
     )
+
+
+def _add_acceptance_options(parser: argparse.ArgumentParser) -> None:
     accepted = parser.add_argument_group(
         "accepted findings (suppressions in template Metadata always apply)"
     )
@@ -120,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="record this run's findings (all but the suppressed ones) as a baseline",
     )
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     spark = parser.add_argument_group("engine")
     spark.add_argument(
         "--engine",
@@ -138,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--remote", metavar="sc://HOST:PORT", help="run the job through a Spark Connect server"
     )
+
+
+def _add_parameter_values(parser: argparse.ArgumentParser) -> None:
     values = parser.add_argument_group("parameter values (default: each parameter's Default)")
     values.add_argument(
         "--parameter-overrides",
@@ -155,8 +178,6 @@ def build_parser() -> argparse.ArgumentParser:
         help='JSON parameters: [{"ParameterKey": ..., "ParameterValue": ...}] or an object of '
         "key -> value; for every stack, or for STACK only (repeatable; overrides win)",
     )
-    add_limit_options(parser)
-    return parser
 
 
 def _bounded(kind: type, low: float, high: float) -> Any:
@@ -404,12 +425,12 @@ def _audit(
         return
     SparkSession = optional.require("pyspark.sql", "the Spark engine").SparkSession
 
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job, session, streaming
 
     # Inside a program that already runs Spark (a notebook, a test), reuse its session and
     # leave it running; otherwise this command owns the session and stops it.
     active = None if args.master or args.remote else SparkSession.getActiveSession()
-    spark = active or job.create_session(args.master, args.remote)
+    spark = active or session.create_session(args.master, args.remote)
     try:
         result = job.run(
             spark,
@@ -422,7 +443,7 @@ def _audit(
             acceptance=accepts,
         )
         yield result
-        job.release(result)
+        streaming.release(result)
     finally:
         if active is None:
             spark.stop()

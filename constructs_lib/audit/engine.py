@@ -1,27 +1,26 @@
-"""Parse -> resolve -> evaluate in one process, without Spark.
+"""The local engine: parse -> resolve -> evaluate in one process, without Spark.
 
-The same steps as the Spark job (``job.py``), with dictionaries in place of joins. The in-app
-validation plugin uses it on an app's own templates, the benchmark compares it with the Spark
-job, and the tests hold the two to identical findings.
+The same steps as the Spark engine (``spark/``), with dictionaries in place of joins; both judge
+with ``judging.py``. The in-app validation plugin uses it on an app's own templates, the
+benchmark compares it with the Spark engine, and the tests hold the two to identical findings.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
 
-from constructs_lib.audit import isolation, model, nesting, rules, suppressions
+from constructs_lib.audit import isolation, model, nesting
 from constructs_lib.audit.acceptance import NONE as NO_ACCEPTANCE
 from constructs_lib.audit.acceptance import Acceptance
 from constructs_lib.audit.acceptance import apply as accept
 from constructs_lib.audit.inputs import discovery
+from constructs_lib.audit.judging import evaluate_group, template_findings, unresolved_edge_finding
 from constructs_lib.audit.model import (
+    AuditResult,
     EdgeRow,
     ExportRow,
-    FileRow,
     Finding,
     KeyRow,
     MemberRow,
@@ -31,66 +30,9 @@ from constructs_lib.audit.model import (
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
-_ROLE_LABEL = {
-    model.ROLE_DLQ: "RedrivePolicy.deadLetterTargetArn",
-    model.ROLE_ALLOW_SOURCE: "RedriveAllowPolicy.sourceQueueArns entry",
-    model.ROLE_EVENT_SOURCE: "EventSourceArn",
-    model.ROLE_FUNCTION: "FunctionName",
-    model.ROLE_ALARM: "alarm dimension QueueName",
-    model.ROLE_POLICY: "Queues entry",
-    model.ROLE_FEEDS_DLQ: "dead-letter target",
-}
-_PRODUCER_LABEL = {
-    model.PRODUCER_SNS: "subscription Endpoint",
-    model.PRODUCER_EVENTBRIDGE: "target Arn",
-    model.PRODUCER_S3: "notification queue",
-}
-
-
-@dataclass
-class AuditResult:
-    """What an audit run produced: every finding, every file, and how long each stage took.
-
-    A Spark run for a report (``job.run(..., gather=False)``) holds neither in memory: its
-    ``findings`` is a sorted view that streams them from the executors, ``files`` is empty, and
-    ``summary`` holds the counts, computed where the rows are."""
-
-    findings: Collection[Finding]
-    files: list[FileRow]
-    queues: int
-    timings: dict[str, float] = field(default_factory=dict)
-    summary: dict[str, Any] | None = None
-    # With a baseline: its findings that this run no longer reports (``baseline`` "absent"),
-    # in report order; None without one.
-    fixed: list[Finding] | None = None
-
 
 def export_target(edge_kind: str, export: ExportRow) -> str:
     return export.queue_key if edge_kind == "queue" else export.function_key
-
-
-def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
-    """QR900 for a reference that matched nothing in the audited templates."""
-    if edge.key.startswith(model.export_key(model.NESTED_PARAMETER)):
-        reason = "the parameter has no default, no override, and no audited parent stack passes it"
-    elif edge.key.startswith(model.export_key(model.NESTED_OUTPUT)):
-        reason = "the nested stack's template is not among the audited files"
-    elif edge.key.startswith("export:"):
-        reason = f"no audited template exports {edge.key.removeprefix('export:')!r}"
-    elif edge.key.startswith("unresolved:"):
-        reason = "its value cannot be known before deployment"
-    else:
-        reason = f"no audited template defines that {edge.kind}"
-    if edge.role == model.ROLE_PRODUCER:
-        label = _PRODUCER_LABEL.get(edge.detail, edge.role)
-    else:
-        label = _ROLE_LABEL.get(edge.role, edge.role)
-    queue = source.logical_id if source.type == model.QUEUE else ""
-    return rules.unresolved_finding(
-        model.Resource.from_row(source),
-        f"{source.type} {source.logical_id}: {label} {edge.text} not resolved: {reason}",
-        queue,
-    )
 
 
 def resolve(
@@ -161,28 +103,6 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
         for mapping in sorted(mappings_of[function]):
             rows.append(MemberRow(queue, model.MEMBER_FUNCTION_MAPPING, function, mapping))
     return rows
-
-
-def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
-    """What one template yields on its own, before any resolution: its notes (QR900/QR901 on
-    resources it could not read) and a QR901 when the file itself could not be read."""
-    accepted = parsed.suppressions
-    findings = [
-        suppressions.in_source(
-            rules.note_finding(n), suppressions.for_resource(accepted, n.resource)
-        )
-        for n in parsed.notes
-    ]
-    if parsed.file.status != "ok":
-        findings.append(
-            rules.unparseable_finding(parsed.file.file, parsed.file.stack, parsed.file.error)
-        )
-    return findings
-
-
-def evaluate_group(queue_uid: str, group: list[tuple[str, str, ResourceRow]]) -> list[Finding]:
-    context = model.build_context(queue_uid, group)
-    return rules.evaluate(context) if context is not None else []
 
 
 def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:

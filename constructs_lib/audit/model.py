@@ -1,8 +1,8 @@
 """The audit's normalized entities: flat rows a template parses into, and what rules read.
 
 Rows are plain tuples of strings and ints (``NamedTuple``) so that the same values flow through
-Spark DataFrames (``job.py`` declares their schemas) and through the single-process engine
-(``engine.py``). Nothing here imports Spark or YAML: the in-app validation plugin uses it in
+Spark DataFrames (``spark/schemas.py`` declares their schemas) and through the single-process
+engine (``engine.py``); both engines return an ``AuditResult``. Nothing here imports Spark or YAML: the in-app validation plugin uses it in
 apps that only have aws-cdk-lib.
 
 Property values inside ``ResourceRow.properties`` are JSON with two markers that
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -431,3 +432,21 @@ class ParsedTemplate:
     # logical id as findings show it -> its ``$suppressions`` entries ("" -> the template's own),
     # for the findings made while parsing (``notes``)
     suppressions: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+
+@dataclass
+class AuditResult:
+    """What an audit run produced: every finding, every file, and how long each stage took.
+
+    A Spark run for a report (``spark.job.run(..., gather=False)``) holds neither in memory: its
+    ``findings`` is a sorted view that streams them from the executors, ``files`` is empty, and
+    ``summary`` holds the counts, computed where the rows are."""
+
+    findings: Collection[Finding]
+    files: list[FileRow]
+    queues: int
+    timings: dict[str, float] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
+    # With a baseline: its findings that this run no longer reports (``baseline`` "absent"),
+    # in report order; None without one.
+    fixed: list[Finding] | None = None

@@ -28,7 +28,7 @@ from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import Finding
 
 if TYPE_CHECKING:
-    from constructs_lib.audit.engine import AuditResult
+    from constructs_lib.audit.model import AuditResult
 
 # What each part write reports back to the driver.
 PART_SCHEMA_DDL = "path string, rows long"

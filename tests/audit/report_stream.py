@@ -3,14 +3,14 @@
     python tests/audit/report_stream.py COUNT
 
 Run in a process of its own (``test_report_stream.py``) so that the session is the one
-``queue-audit`` starts: ``job.create_session("local[2]")``, nothing set but what the command
+``queue-audit`` starts: ``session.create_session("local[2]")``, nothing set but what the command
 sets, so the driver's JVM gets Spark's default heap (``spark.driver.memory``, 1 GiB).
 
 The findings are made by Spark from ``spark.range``, shaped like real ones (about 400 bytes
 each, template names in four scripts, so that byte and code point order are both exercised) and
 in no particular order: finding ``x`` of ``COUNT`` is made from row ``(x * STRIDE) % COUNT``.
-They go through what ``job.run`` does with a fleet's findings (stored on disk, measured,
-``job.report_view``), then ``report.stream_json`` writes the report, which is checked here as it
+They go through what ``spark.job.run`` does with a fleet's findings (stored on disk, measured,
+``streaming.report_view``), then ``report.stream_json`` writes the report, which is checked here as it
 streams, one piece at a time: each finding parses as JSON, its sort key is above the one before
 it (report order, judged by Python's own string order), and the numbers ``x`` decoded from the
 findings add up to those of 0..COUNT-1. One line of JSON on stdout says what was seen.
@@ -40,7 +40,7 @@ FIX = "set VisibilityTimeout to at least 60 s, or shorten the function timeout"
 def findings_frame(spark: Any, count: int) -> Any:
     from pyspark.sql import functions as F
 
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import schemas
 
     x = (F.col("id") * F.lit(STRIDE)) % F.lit(count)
     template_number = (x / FINDINGS_PER_TEMPLATE).cast("long")
@@ -67,7 +67,9 @@ def findings_frame(spark: Any, count: int) -> Any:
         "justification": F.lit(""),
         "baseline": F.lit(""),
     }
-    return spark.range(count).select(*[columns[name].alias(name) for name in job.FINDING_FIELDS])
+    return spark.range(count).select(
+        *[columns[name].alias(name) for name in schemas.FINDING_FIELDS]
+    )
 
 
 def number_of(finding: dict[str, str]) -> int:
@@ -86,11 +88,12 @@ def _cpu_seconds(pid: int) -> float:
 def main(count: int) -> dict[str, Any]:
     from pyspark import StorageLevel
 
-    from constructs_lib.audit import job, report
-    from constructs_lib.audit.engine import AuditResult
+    from constructs_lib.audit import report
+    from constructs_lib.audit.model import AuditResult
+    from constructs_lib.audit.spark import session, streaming
 
     started = time.perf_counter()
-    spark = job.create_session("local[2]")
+    spark = session.create_session("local[2]")
     try:
         jvm = spark._jvm  # type: ignore[attr-defined]
         heap = int(jvm.java.lang.Runtime.getRuntime().maxMemory())
@@ -98,10 +101,10 @@ def main(count: int) -> dict[str, Any]:
         phases = {"session": time.perf_counter() - started}
         cpu = {"session": (time.process_time(), _cpu_seconds(jvm_pid))}
         findings = findings_frame(spark, count).persist(StorageLevel.DISK_ONLY)
-        listed, size = job.measure(findings)
+        listed, size = streaming.measure(findings)
         phases["measure"] = time.perf_counter() - started - sum(phases.values())
         cpu["measure"] = (time.process_time(), _cpu_seconds(jvm_pid))
-        view = job.report_view(findings, listed, size)
+        view = streaming.report_view(findings, listed, size)
         phases["sort"] = time.perf_counter() - started - sum(phases.values())
         cpu["sort"] = (time.process_time(), _cpu_seconds(jvm_pid))
         summary = report.summary_of({}, 0, 0, {})
@@ -127,7 +130,7 @@ def main(count: int) -> dict[str, Any]:
         document_end = json.loads("{" + "".join(tail).removeprefix("\n  ],"))
         phases["stream"] = time.perf_counter() - started - sum(phases.values())
         cpu["stream"] = (time.process_time(), _cpu_seconds(jvm_pid))
-        job.release(result)
+        streaming.release(result)
     finally:
         spark.stop()
     return {
@@ -138,7 +141,7 @@ def main(count: int) -> dict[str, Any]:
         "out_of_order": out_of_order,
         "sum_of_numbers": total,
         "summary_findings": document_end["summary"]["findings"],
-        "partitions": job.report_partitions(size),
+        "partitions": streaming.report_partitions(size),
         "report_bytes_estimate": size,
         "seconds": round(time.perf_counter() - started, 1),
         "phases_s": {name: round(seconds, 1) for name, seconds in phases.items()},

@@ -151,7 +151,7 @@ def test_fails_unknown_fail_on() -> None:
 
 @pytest.mark.spark
 def test_spark_job_agrees_with_plugin(raw_app: Synth, spark: Any) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job
 
     result = job.run(spark, discovery.discover([str(raw_app.outdir)]))
     assert result.findings == raw_app.plugin.findings

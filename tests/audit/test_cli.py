@@ -154,9 +154,9 @@ def test_fails_local_engine_with_a_spark_master(capsys: pytest.CaptureFixture[st
     ],
 )
 def test_local_cores(master: str, cores: int) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import session
 
-    assert job._local_cores(master) == cores
+    assert session._local_cores(master) == cores
 
 
 @pytest.mark.spark

@@ -73,7 +73,7 @@ def test_corpus_covers_every_rule(corpus: tuple[Path, set[Triple]]) -> None:
 
 @pytest.mark.spark
 def test_spark_recall_and_precision_per_rule(spark: Any, corpus: tuple[Path, set[Triple]]) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job
 
     root, expected = corpus
     result = job.run(spark, discovery.discover([str(root)]))

@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 from constructs_lib.audit import report, rules
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import FileRow, Finding
+from constructs_lib.audit.model import AuditResult, FileRow, Finding
 from constructs_lib.audit.report.html.findings import SEVERITY_COLOURS
 
 CHROMIUM = "/usr/bin/chromium"

@@ -11,7 +11,7 @@ import pytest
 
 from constructs_lib.audit import engine
 from constructs_lib.audit.inputs import discovery
-from constructs_lib.audit.model import Finding
+from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report import summarize
 from tests.audit.cases import CASES, write_case
 from tests.audit.conftest import healthy, props, write
@@ -48,8 +48,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def spark_result(spark: Any, corpus: Path) -> engine.AuditResult:
-    from constructs_lib.audit import job
+def spark_result(spark: Any, corpus: Path) -> AuditResult:
+    from constructs_lib.audit.spark import job
 
     return job.run(spark, discovery.discover([str(corpus)]))
 
@@ -61,7 +61,7 @@ def by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
     return grouped
 
 
-def test_spark_matches_engine(spark_result: engine.AuditResult, corpus: Path) -> None:
+def test_spark_matches_engine(spark_result: AuditResult, corpus: Path) -> None:
     local = engine.audit_paths([str(corpus)])
     assert spark_result.findings == local.findings
     assert spark_result.files == sorted(local.files, key=lambda f: f.file)
@@ -69,7 +69,7 @@ def test_spark_matches_engine(spark_result: engine.AuditResult, corpus: Path) ->
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_spark_rule_case(spark_result: engine.AuditResult, corpus: Path, case: Any) -> None:
+def test_spark_rule_case(spark_result: AuditResult, corpus: Path, case: Any) -> None:
     path = str(corpus / "cases" / f"{case.id}.template.json")
     found = {(f.rule_id, f.resource) for f in by_file(spark_result.findings).get(path, [])}
     assert found == case.expected
@@ -79,7 +79,7 @@ def test_spark_rule_case(spark_result: engine.AuditResult, corpus: Path, case: A
 
 
 def test_spark_reports_a_function_once_across_stacks(
-    spark_result: engine.AuditResult, corpus: Path
+    spark_result: AuditResult, corpus: Path
 ) -> None:
     # The function of qr017-across-stacks reads a queue in each of two stacks: the Spark job
     # joins the two mappings on the function and reports the function once, as the engine does.
@@ -89,7 +89,7 @@ def test_spark_reports_a_function_once_across_stacks(
     assert "qr017-across-stacks.other/Esm 20" in findings[0].message
 
 
-def test_spark_cross_stack(spark_result: engine.AuditResult, corpus: Path) -> None:
+def test_spark_cross_stack(spark_result: AuditResult, corpus: Path) -> None:
     files = by_file(spark_result.findings)
     importer = {(f.rule_id, f.resource) for f in files[str(corpus / "importer.template.json")]}
     exporter = {(f.rule_id, f.resource) for f in files[str(corpus / "exporter.template.json")]}
@@ -98,7 +98,7 @@ def test_spark_cross_stack(spark_result: engine.AuditResult, corpus: Path) -> No
     assert exporter == {("QR001", "Source")}
 
 
-def test_spark_counts_reconcile(spark_result: engine.AuditResult, corpus: Path) -> None:
+def test_spark_counts_reconcile(spark_result: AuditResult, corpus: Path) -> None:
     summary = summarize(spark_result)
     unparseable = {f.template for f in spark_result.findings if f.rule_id == "QR901"}
     with_findings = {f.template for f in spark_result.findings} - unparseable
@@ -117,7 +117,7 @@ def test_spark_counts_reconcile(spark_result: engine.AuditResult, corpus: Path) 
 def test_output_dataset_holds_every_finding_once_per_run(
     spark: Any, corpus: Path, tmp_path: Path
 ) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job
 
     target = tmp_path / "history"
     files = discovery.discover([str(corpus / "cases")])

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.audit import cli, report
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import FileRow, Finding
+from constructs_lib.audit.model import AuditResult, FileRow, Finding
 from tests.audit.conftest import write
 from tests.audit.test_real_shapes import _files as real_shape_files
 from tests.audit.test_suppressions import REASON, audit, engine, faulty, usage_error

@@ -148,7 +148,7 @@ def test_engine_recall_and_precision_per_rule(local_findings: list[Finding]) -> 
 def test_spark_recall_and_precision_per_rule(
     spark: Any, corpus_files: list[tuple[str, str]]
 ) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job
 
     result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
     _check("spark", result.findings)
@@ -158,7 +158,7 @@ def test_spark_recall_and_precision_per_rule(
 def test_spark_and_engine_find_the_same(
     spark: Any, corpus_files: list[tuple[str, str]], local_findings: list[Finding]
 ) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import job
 
     result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
     assert sorted(result.findings, key=Finding.sort_key) == sorted(

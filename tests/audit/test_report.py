@@ -15,8 +15,7 @@ import jsonschema
 import pytest
 
 from constructs_lib.audit import report
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import FileRow, Finding
+from constructs_lib.audit.model import AuditResult, FileRow, Finding
 from constructs_lib.audit.report.human import FLEET_RULE_HEADER
 
 # The official OASIS SARIF 2.1.0 schema (draft-04), as the locked dev dependency ships it.

@@ -64,10 +64,10 @@ def test_a_million_findings_stream_in_report_order_on_a_default_session() -> Non
     ],
 )
 def test_report_partitions_hold_at_most_16_mib_of_findings(size: int, partitions: int) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import streaming
 
-    assert job.REPORT_PARTITION_BYTES == 16 * 2**20
-    assert job.report_partitions(size) == partitions
+    assert streaming.REPORT_PARTITION_BYTES == 16 * 2**20
+    assert streaming.report_partitions(size) == partitions
 
 
 def _findings(count: int, seed: int) -> list[Finding]:
@@ -88,10 +88,10 @@ def _findings(count: int, seed: int) -> list[Finding]:
 
 
 def _frame(spark: Any, findings: list[Finding]) -> Any:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import schemas
 
     rows = [tuple(f.as_dict().values()) for f in findings]
-    return spark.createDataFrame(rows, job.FINDING_SCHEMA)
+    return spark.createDataFrame(rows, schemas.FINDING_SCHEMA)
 
 
 def test_a_view_over_many_partitions_reads_in_report_order_every_pass(
@@ -99,23 +99,23 @@ def test_a_view_over_many_partitions_reads_in_report_order_every_pass(
 ) -> None:
     from pyspark.sql import functions as F
 
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import streaming
 
     # GIVEN findings in random order and partitions of at most 4 KiB: dozens of ranges
     findings = _findings(400, seed=3)
     random.Random(5).shuffle(findings)
-    monkeypatch.setattr(job, "REPORT_PARTITION_BYTES", 4096)
+    monkeypatch.setattr(streaming, "REPORT_PARTITION_BYTES", 4096)
     frame = _frame(spark, findings)
-    count, size = job.measure(frame)
+    count, size = streaming.measure(frame)
     # WHEN the view is made
-    view = job.report_view(frame, count, size)
+    view = streaming.report_view(frame, count, size)
     try:
         # THEN the partitions are the ones asked for, and each pass reads Python's sorted order
         stored = view.frame.select(F.spark_partition_id().alias("p")).distinct().count()
         expected = sorted(findings, key=Finding.sort_key)
         assert count == len(findings) and len(view) == len(findings)
-        assert job.report_partitions(size) >= 20
-        assert stored == job.report_partitions(size)
+        assert streaming.report_partitions(size) >= 20
+        assert stored == streaming.report_partitions(size)
         assert [f.sort_key() for f in view] == [f.sort_key() for f in expected]
         assert sorted(view, key=Finding.sort_key) == expected  # every field, every finding
         assert [f.sort_key() for f in view] == [f.sort_key() for f in expected]  # again
@@ -125,18 +125,18 @@ def test_a_view_over_many_partitions_reads_in_report_order_every_pass(
 
 
 def test_measure_counts_findings_and_their_utf8_bytes(spark: Any) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import streaming
 
     findings = [
         Finding("QR001", "error", "t.json", "s", "Q", "Q", "m", "f"),
         Finding("QR002", "error", "é.json", "s", "Q", "Q", "中", "f", "external", "why", "new"),
     ]
-    count, size = job.measure(_frame(spark, findings))
+    count, size = streaming.measure(_frame(spark, findings))
     text = sum(len(v.encode()) for f in findings for v in f.as_dict().values())
-    assert (count, size) == (2, text + 2 * job.FINDING_OVERHEAD_BYTES)
+    assert (count, size) == (2, text + 2 * streaming.FINDING_OVERHEAD_BYTES)
 
 
 def test_measure_of_no_findings_is_zero(spark: Any) -> None:
-    from constructs_lib.audit import job
+    from constructs_lib.audit.spark import streaming
 
-    assert job.measure(_frame(spark, [])) == (0, 0)
+    assert streaming.measure(_frame(spark, [])) == (0, 0)

@@ -22,7 +22,7 @@ import pytest
 from constructs_lib.audit import engine
 from constructs_lib.audit.dialects import sam
 from constructs_lib.audit.inputs import discovery
-from constructs_lib.audit.model import Finding
+from constructs_lib.audit.model import AuditResult, Finding
 from tests.audit.conftest import ALARM_TOPIC_ARN, healthy, props, write
 
 ACCOUNT_ARN = "arn:aws:sqs:us-east-1:123456789012"
@@ -379,13 +379,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local_result(corpus: Path) -> engine.AuditResult:
+def local_result(corpus: Path) -> AuditResult:
     return engine.audit_paths([str(corpus)])
 
 
 @pytest.fixture(scope="module")
-def spark_result(spark: Any, corpus: Path) -> engine.AuditResult:
-    from constructs_lib.audit import job
+def spark_result(spark: Any, corpus: Path) -> AuditResult:
+    from constructs_lib.audit.spark import job
 
     return job.run(spark, discovery.discover([str(corpus)]), quiet=True)
 
@@ -394,9 +394,9 @@ ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
 
 
 @pytest.fixture(params=ENGINES)
-def result(request: pytest.FixtureRequest) -> engine.AuditResult:
+def result(request: pytest.FixtureRequest) -> AuditResult:
     fixture = "local_result" if request.param == "local" else "spark_result"
-    found: engine.AuditResult = request.getfixturevalue(fixture)
+    found: AuditResult = request.getfixturevalue(fixture)
     return found
 
 
@@ -408,25 +408,25 @@ def by_file(findings: list[Finding]) -> dict[str, set[tuple[str, str]]]:
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
-def test_sam_case(result: engine.AuditResult, case: SamCase) -> None:
+def test_sam_case(result: AuditResult, case: SamCase) -> None:
     found = by_file(result.findings)
     for file, expected in case.expected.items():
         assert found.get(file, set()) == expected, file
 
 
-def test_every_sam_file_is_read(result: engine.AuditResult) -> None:
+def test_every_sam_file_is_read(result: AuditResult) -> None:
     files = {Path(f.file).name: f.status for f in result.files}
     assert set(files) == {file for case in ALL_CASES for file in case.files}
     assert set(files.values()) == {"ok"}
 
 
 @pytest.mark.spark
-def test_engines_agree(local_result: engine.AuditResult, spark_result: engine.AuditResult) -> None:
+def test_engines_agree(local_result: AuditResult, spark_result: AuditResult) -> None:
     assert spark_result.findings == local_result.findings
     assert spark_result.queues == local_result.queues
 
 
-def test_rejection_note_says_why(result: engine.AuditResult) -> None:
+def test_rejection_note_says_why(result: AuditResult) -> None:
     (note,) = [
         f for f in result.findings if f.template.endswith("sam-rejected.yaml") and f.resource == ""
     ]
@@ -436,7 +436,7 @@ def test_rejection_note_says_why(result: engine.AuditResult) -> None:
     assert "[Worker.Orders]" in note.message  # the event as the author wrote it
 
 
-def test_mapping_findings_name_the_event(result: engine.AuditResult) -> None:
+def test_mapping_findings_name_the_event(result: AuditResult) -> None:
     mapping = [f for f in result.findings if f.template.endswith("sam-globals-qr007.yaml")]
     assert [(f.resource, f.queue) for f in mapping] == [(ORDERS, "Source")]
     assert "6 x 11 s function timeout" in mapping[0].message

@@ -9,6 +9,7 @@ import pytest
 
 from constructs_lib.audit import engine
 from constructs_lib.audit.inputs import discovery
+from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report import summarize
 from tests.audit.conftest import healthy, props, write
 
@@ -66,7 +67,7 @@ Resources:
 """
 
 
-def pairs(result: engine.AuditResult) -> set[tuple[str, str, str]]:
+def pairs(result: AuditResult) -> set[tuple[str, str, str]]:
     return {(Path(f.template).name, f.rule_id, f.resource) for f in result.findings}
 
 

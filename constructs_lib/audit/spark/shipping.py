@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parents[2]
 # Only what the executors run: the package's sources and the files they read at run time.
 _SHIPPED_SUFFIXES = (".py", ".properties", ".typed")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report.codequality import render_codequality, stream_codequality
 from constructs_lib.audit.report.html import render_html
 from constructs_lib.audit.report.json import render_json, stream_json

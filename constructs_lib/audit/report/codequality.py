@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report.json import indented
 from constructs_lib.audit.report.sarif import fingerprinted, uri
 

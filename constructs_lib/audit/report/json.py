@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report.summary import ordered, summarize
 
 

@@ -9,8 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from constructs_lib.audit import rules
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import Finding
+from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report.json import indented
 from constructs_lib.audit.report.summary import ordered, summarize
 

@@ -9,8 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from constructs_lib.audit import profiles, rules, templates
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.audit.model import SEVERITY_RANK, AuditResult, Finding
 from constructs_lib.audit.report import fleet
 
 # The human formats (table, Markdown, HTML) list at most this many findings, then say how many

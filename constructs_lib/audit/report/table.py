@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from constructs_lib.audit.engine import AuditResult
+from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.human import (
     accepted_text,

@@ -12,8 +12,7 @@ from importlib import resources
 from typing import Any
 
 from constructs_lib.audit import rules
-from constructs_lib.audit.engine import AuditResult
-from constructs_lib.audit.model import Finding
+from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.html.findings import (
     SEVERITIES,

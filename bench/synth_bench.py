@@ -58,6 +58,10 @@ LABELS = {
 FUNCTION_TIMEOUT_S = 30
 VISIBILITY_TIMEOUT_S = 6 * FUNCTION_TIMEOUT_S  # what ResilientQueue derives for a 30 s function
 PROFILE_FLAG = "BENCH_COUNT_JSII_CALLS"
+# With --alarm-actions every alarm of every variant notifies one SNS topic, as a configured app's
+# do; without, ResilientQueue also writes its QR024 warning (alarms that notify nobody) per pair.
+ALARM_ACTIONS_FLAG = "BENCH_ALARM_ACTIONS"
+ALARM_ACTIONS: list[Any] = []  # set in the child process by run_app
 
 
 # --- the apps (run in the child process; only the variant's own imports) ----------------------
@@ -80,7 +84,7 @@ def _function(stack: Any, index: int) -> Any:
 def _alarm(scope: Any, construct_id: str, metric: Any, threshold: int, periods: int) -> Any:
     from aws_cdk import aws_cloudwatch as cloudwatch
 
-    return cloudwatch.Alarm(
+    alarm = cloudwatch.Alarm(
         scope,
         construct_id,
         metric=metric,
@@ -92,6 +96,9 @@ def _alarm(scope: Any, construct_id: str, metric: Any, threshold: int, periods: 
         alarm_name=f"{construct_id}-alarm",
         alarm_description=f"{construct_id}: see the runbook.",
     )
+    if ALARM_ACTIONS:
+        alarm.add_alarm_action(*ALARM_ACTIONS)
+    return alarm
 
 
 def _gauge(queue: Any, name: str) -> Any:
@@ -103,7 +110,9 @@ def _gauge(queue: Any, name: str) -> Any:
 def build_resilient(stack: Any, index: int) -> None:
     from constructs_lib import ResilientQueue
 
-    queue = ResilientQueue(stack, f"Pair{index}", queue_name=f"bench-{index}")
+    queue = ResilientQueue(
+        stack, f"Pair{index}", queue_name=f"bench-{index}", alarm_actions=ALARM_ACTIONS
+    )
     queue.add_lambda_consumer(_function(stack, index), batch_size=10)
 
 
@@ -225,6 +234,11 @@ def run_app(variant: str, pairs: int) -> None:
 
     app = cdk.App()
     stack = cdk.Stack(app, "Bench")
+    if os.environ.get(ALARM_ACTIONS_FLAG):
+        from aws_cdk import aws_cloudwatch_actions as actions
+        from aws_cdk import aws_sns as sns
+
+        ALARM_ACTIONS.append(actions.SnsAction(sns.Topic(stack, "OnCall")))
     for index in range(pairs):
         BUILDERS[variant](stack, index)
     app.synth()
@@ -483,7 +497,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="run as the environment is (PYTHONDONTWRITEBYTECODE and missing .pyc files included)",
     )
+    parser.add_argument(
+        "--alarm-actions",
+        action="store_true",
+        help="every alarm notifies an SNS topic (no QR024 warning from ResilientQueue)",
+    )
     options = parser.parse_args(args)
+    if options.alarm_actions:
+        os.environ[ALARM_ACTIONS_FLAG] = "1"  # read by the app processes
     _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="synth-bench-pycache-") as prefix:
         global PYCACHE_PREFIX

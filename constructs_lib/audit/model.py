@@ -68,6 +68,15 @@ PIPE_TARGET = "$target"
 PIPE_TARGET_LAMBDA = "lambda"
 PIPE_TARGET_OTHER = "other"
 
+# A deployed resource's ARN (``--deployed``): what findings name it by and what its metrics are
+# joined on. Deployed stacks are audited under their stack's ARN as the template name.
+PHYSICAL = "$physical"
+# Observed behaviour (``--metrics``): a queue's context carries one pseudo resource per metric
+# series of its members (type OBSERVED, properties: a ``Series`` as a dict), and one for what the
+# metrics input covers in the queue's account and region (type COVERAGE, a ``Coverage``).
+OBSERVED = "$Observed"
+COVERAGE = "$Coverage"
+
 # Edge roles: how one resource points at another.
 ROLE_DLQ = "dlq"  # queue RedrivePolicy.deadLetterTargetArn -> queue
 ROLE_ALLOW_SOURCE = "allow_source"  # queue RedriveAllowPolicy.sourceQueueArns[i] -> queue
@@ -99,6 +108,9 @@ MEMBER_PRODUCER = "producer"  # detail: the service that sends messages to this 
 # queue, wherever in the fleet it is: detail is the function's uid. A function's reserved
 # concurrency must cover all its SQS sources, not only this queue's.
 MEMBER_FUNCTION_MAPPING = "function_mapping"
+# A metric series observed on a member of the context (detail: the member's uid), or the metrics
+# input's coverage of the queue's account and region (detail: "").
+MEMBER_OBSERVED = "observed"
 
 
 def uid(file: str, logical_id: str) -> str:
@@ -134,6 +146,47 @@ def nested_parameter(child_file: str, name: str) -> str:
 
 def nested_output(child_file: str, name: str) -> str:
     return f"{NESTED_OUTPUT}{os.path.normpath(child_file)}#{name}"
+
+
+def deployed_location(template: str) -> tuple[str, str]:
+    """(account, region) of a deployed stack, whose template name is its stack ARN
+    (``arn:aws:cloudformation:REGION:ACCOUNT:stack/NAME/ID``); ("", "") for a file."""
+    parts = template.split(":", 5)
+    if (
+        len(parts) == 6
+        and parts[:3] == ["arn", "aws", "cloudformation"]
+        and parts[5][:6] == "stack/"
+    ):
+        return parts[4], parts[3]
+    return "", ""
+
+
+class SeriesRow(NamedTuple):
+    """One metric series aggregated over the metrics window: a namespace's metric for one
+    resource (its single dimension: ``QueueName`` or ``FunctionName``), in one account and region.
+    Timestamps are epoch milliseconds, as metric streams write them."""
+
+    account: str
+    region: str
+    namespace: str
+    metric: str
+    name: str  # the dimension's value: the queue's or the function's name
+    maximum: float  # the largest ``value.max``
+    total: float  # the sum of ``value.sum``
+    samples: float  # the sum of ``value.count``
+    first: int  # the earliest data point's timestamp
+    last: int  # the latest
+
+
+class CoverageRow(NamedTuple):
+    """What the metrics input covers in one account and region: the earliest and latest data
+    point of any AWS/SQS series there (QR034 judges a queue without data points only when this
+    spans the window)."""
+
+    account: str
+    region: str
+    first: int
+    last: int
 
 
 class FileRow(NamedTuple):
@@ -273,6 +326,16 @@ class QueueContext:
     # function that consumes this queue (this queue's own mappings included)
     function_mappings: tuple[tuple[str, Resource], ...] = ()
 
+    # (member uid, series) for every metric series observed on the queue, its dead-letter queues
+    # and its consumer functions; empty without ``--metrics``
+    observed: tuple[tuple[str, SeriesRow], ...] = ()
+    # the metrics input's coverage of the queue's account and region, None when it has none
+    coverage: CoverageRow | None = None
+
+    def series(self, member_uid: str, metric: str) -> SeriesRow | None:
+        """The series of ``metric`` observed on a member, None when there is no data point."""
+        return next((s for u, s in self.observed if u == member_uid and s.metric == metric), None)
+
     def mappings_of(self, function_uid: str) -> tuple[Resource, ...]:
         """Every queue-reading mapping of a consumer function, in uid order."""
         return tuple(m for f, m in self.function_mappings if f == function_uid)
@@ -325,6 +388,17 @@ class Finding:
     # "" without a baseline; BASELINE_NEW, BASELINE_UNCHANGED or BASELINE_UPDATED with one
     # (BASELINE_ABSENT for a baseline entry no longer found)
     baseline: str = ""
+    # Where a deployed resource lives: its stack's account and region (derived from the template
+    # name, a stack ARN, when not given) and its ARN; "" for template files.
+    account: str = ""
+    region: str = ""
+    physical: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.account and not self.region:
+            account, region = deployed_location(self.template)
+            object.__setattr__(self, "account", account)
+            object.__setattr__(self, "region", region)
 
     @property
     def decides(self) -> bool:
@@ -353,6 +427,9 @@ class Finding:
             "suppression": self.suppression,
             "justification": self.justification,
             "baseline": self.baseline,
+            "account": self.account,
+            "region": self.region,
+            "physical": self.physical,
         }
 
 
@@ -381,6 +458,7 @@ def build_context(
     feeders: dict[tuple[str, str], tuple[Resource, str]] = {}
     producers: dict[tuple[str, str], tuple[Resource, str]] = {}
     function_mappings: dict[tuple[str, str], Resource] = {}  # (function uid, mapping uid)
+    observations: list[tuple[str, ResourceRow]] = []
     for member, detail, row in members:
         if member == MEMBER_QUEUE:
             queue = resource(row)
@@ -404,6 +482,8 @@ def build_context(
             producers[(row.uid, detail)] = (resource(row), detail)
         elif member == MEMBER_FUNCTION_MAPPING:
             function_mappings[(detail, row.uid)] = resource(row)
+        elif member == MEMBER_OBSERVED:
+            observations.append((detail, row))
     if queue is None or queue.uid != queue_uid:
         return None
     return QueueContext(
@@ -417,7 +497,34 @@ def build_context(
         feeders=tuple(feeders[k] for k in sorted(feeders)),
         producers=tuple(producers[k] for k in sorted(producers)),
         function_mappings=tuple((k[0], function_mappings[k]) for k in sorted(function_mappings)),
+        **_observations(observations),
     )
+
+
+def observed_row(series: SeriesRow) -> ResourceRow:
+    """A metric series as the pseudo resource a queue's context carries it in."""
+    name = f"{series.account}/{series.region}/{series.namespace}/{series.metric}/{series.name}"
+    return ResourceRow(
+        f"metric:{name}", "", "", series.metric, OBSERVED, json.dumps(series._asdict())
+    )
+
+
+def coverage_row(coverage: CoverageRow) -> ResourceRow:
+    """The metrics input's coverage of an account and region, as a context carries it."""
+    uid = f"coverage:{coverage.account}/{coverage.region}"
+    return ResourceRow(uid, "", "", "", COVERAGE, json.dumps(coverage._asdict()))
+
+
+def _observations(rows: list[tuple[str, ResourceRow]]) -> dict[str, Any]:
+    observed = sorted(
+        (detail, SeriesRow(**json.loads(row.properties)))
+        for detail, row in rows
+        if row.type == OBSERVED
+    )
+    coverage = [
+        CoverageRow(**json.loads(row.properties)) for _, row in rows if row.type == COVERAGE
+    ]
+    return {"observed": tuple(observed), "coverage": min(coverage) if coverage else None}
 
 
 @dataclass

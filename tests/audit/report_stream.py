@@ -66,6 +66,9 @@ def findings_frame(spark: Any, count: int) -> Any:
         "suppression": F.lit(""),
         "justification": F.lit(""),
         "baseline": F.lit(""),
+        "account": F.lit(""),
+        "region": F.lit(""),
+        "physical": F.lit(""),
     }
     return spark.range(count).select(
         *[columns[name].alias(name) for name in schemas.FINDING_FIELDS]

@@ -102,6 +102,9 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
         "suppression",
         "justification",
         "baseline",
+        "account",
+        "region",
+        "physical",
     }
     summary = document["summary"]
     assert (

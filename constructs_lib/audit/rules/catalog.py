@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from constructs_lib.audit import suppressions
-from constructs_lib.audit.model import PARAMETER_SOURCES, Finding, QueueContext, Resource, Severity
+from constructs_lib.audit.model import (
+    PARAMETER_SOURCES,
+    PHYSICAL,
+    Finding,
+    QueueContext,
+    Resource,
+    Severity,
+)
 from constructs_lib.audit.rules import (
     alarms,
     consumers,
@@ -85,6 +92,7 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
                         queue,
                         outcome.message + _parameter_sources(ctx, outcome.resource),
                         rule.fix,
+                        physical=outcome.resource.prop(PHYSICAL) or "",
                     ),
                     outcome.resource,
                 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from constructs_lib import suppression_terms
 from constructs_lib.audit import suppressions
-from constructs_lib.audit.model import Finding, NoteRow, Resource, Severity
+from constructs_lib.audit.model import PHYSICAL, Finding, NoteRow, Resource, Severity
 
 UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"
@@ -60,6 +60,7 @@ def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Fin
         queue,
         message,
         fix,
+        physical=resource.prop(PHYSICAL) or "",
     )
     return suppressions.of_resource(finding, resource)
 

@@ -43,10 +43,10 @@ ROW_SCHEMAS = {
     # Notes and unreadable files: findings a template yields on its own, made while parsing.
     "finding": FINDING_SCHEMA,
 }
-# Parsing yields every row kind in one pass, into one wide schema: a tag, eleven text columns and
-# one integer (wide enough for each kind: a finding has eleven); each kind is then a JVM-side select of it. "src" is
+# Parsing yields every row kind in one pass, into one wide schema: a tag, as many text columns as
+# the widest kind (a finding) and one integer; each kind is then a JVM-side select of it. "src" is
 # the file a row came from, so a nested child parsed again replaces all of its rows.
-WIDE_TEXT = [f"t{i}" for i in range(11)]
+WIDE_TEXT = [f"t{i}" for i in range(len(FINDING_FIELDS))]
 WIDE_SCHEMA = _schema("tag", *WIDE_TEXT, "n", "src", ints=["n"])
 # The evaluation pass reads one row per member of a queue's context (see ``resolve.members``) with its
 # resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.

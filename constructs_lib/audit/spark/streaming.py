@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pyspark import StorageLevel
@@ -18,13 +18,35 @@ from constructs_lib.audit import model, report, rules
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.spark.schemas import FINDING_FIELDS
 
+# How rows reach the driver. On a classic session each stored partition is its own job
+# (``SparkContext.runJob`` on one partition): nothing is held between partitions. A single
+# ``toLocalIterator`` over a million findings of fourteen fields lost a task result
+# (TaskResultLost) on the default 1 GiB heap after about 800,000 of them, with or without
+# prefetching; Spark Connect has no RDDs and keeps ``toLocalIterator``, which it streams as
+# Arrow batches.
+
+
+def _partition_rows(frame: DataFrame) -> Iterator[Sequence[Any]]:
+    if type(frame).__module__.startswith("pyspark.sql.connect"):
+        yield from frame.toLocalIterator()
+        return
+    rdd = frame.rdd
+    context = frame.sparkSession.sparkContext
+    for partition in range(rdd.getNumPartitions()):
+        yield from context.runJob(rdd, _as_tuples, [partition])
+
+
+def _as_tuples(rows: Iterable[Any]) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in rows]
+
+
 # The report's order: Finding.sort_key's fields, in its order. Spark orders strings by their
 # UTF-8 bytes, which is code point order: Python's.
 SORT_COLUMNS = ("template", "stack", "resource", "rule_id", "queue", "message")
 # The most bytes of findings (``_finding_bytes``) in one partition of the report's order. The
-# report streams partition by partition (``toLocalIterator``): the driver's JVM holds a
+# report streams partition by partition (``_partition_rows``): the driver's JVM holds a
 # partition several times over while it hands it to Python (the task's pickled rows, the task
-# result, as stored and as fetched) and fetches the next one meanwhile, about eight copies, so
+# result, as stored and as fetched), so
 # 16 MiB keeps that near 128 MiB of a 1 GiB default heap whatever the fleet; the same bound
 # holds for the executor that sorts a partition and for the Python worker that writes one as a
 # dataset part. A million findings (470-600 bytes each) make 28-36 partitions, each one job.
@@ -82,8 +104,8 @@ def report_view(findings: DataFrame, count: int, size: int) -> FindingsView:
 
 class FindingsView:
     """The findings of a run, in report order (``report_view``), streamed from the executors a
-    partition at a time (``toLocalIterator``): the driver holds one partition and prefetches
-    the next, whatever the fleet's size. Each pass reads the stored partitions again.
+    partition at a time (``_partition_rows``): the driver holds one partition, whatever the
+    fleet's size. Each pass reads the stored partitions again.
     ``sources``: the stored frames it was sorted from, kept until ``release``, so that a lost
     partition is sorted again from them rather than audited again."""
 
@@ -99,7 +121,7 @@ class FindingsView:
         return any(item == finding for finding in self)
 
     def __iter__(self) -> Iterator[Finding]:
-        for row in self.frame.toLocalIterator(prefetchPartitions=True):
+        for row in _partition_rows(self.frame):
             # The frame's columns are FINDING_FIELDS, in Finding's order.
             yield Finding(*row)
 

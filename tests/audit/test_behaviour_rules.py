@@ -431,3 +431,12 @@ def test_the_in_app_plugin_is_unaffected(tmp_path: Path) -> None:
     assert report.success
     assert [(f.rule_id, f.severity) for f in plugin.findings] == [("QR007", "warning")]
     assert set(BEHAVIOUR) <= set(plugin.rule_ids or [])
+
+
+def test_each_behaviour_rule_is_documented() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "audit.md").read_text(encoding="utf-8")
+    for rule_id, severity, _title, _fix in describe_rules():
+        if rule_id in BEHAVIOUR:
+            assert f'<a id="{rule_id.lower()}"></a>{rule_id} | {severity} |' in docs
+            assert f"\n| {rule_id} | " in docs  # where its fact comes from
+            assert f"| {rule_id} | the " in docs or f"| {rule_id} | a " in docs  # what it reads

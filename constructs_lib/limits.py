@@ -140,6 +140,20 @@ METRIC_ESM_INVOKED: Final = "InvokedEventCount"
 METRIC_ESM_FAILED: Final = "FailedInvokeEventCount"
 METRIC_ESM_DELETED: Final = "DeletedEventCount"
 
+# --- Observed behaviour (``--metrics``; Lambda guide, monitoring-metrics-types) ---------------
+# Function metrics, published per function (dimension FunctionName). Duration is in
+# milliseconds, per invocation; Throttles counts invocation requests refused for concurrency.
+LAMBDA_METRIC_NAMESPACE: Final = "AWS/Lambda"
+LAMBDA_METRIC_DIMENSION: Final = "FunctionName"
+METRIC_DURATION: Final = "Duration"
+METRIC_THROTTLES: Final = "Throttles"
+MILLISECONDS_PER_SECOND: Final = 1000
+# CloudWatch considers a queue active for up to six hours after it held a message or any action
+# accessed it, and SQS publishes metrics only for active queues: a queue without data points
+# has been inactive that long. SQS developer guide, "Monitoring Amazon SQS queues using
+# CloudWatch".
+SQS_METRICS_ACTIVE_HOURS: Final = 6
+
 # --- Redrive out of a DLQ (SQS API permissions reference; StartMessageMoveTask) --------------
 # On the DLQ: start, list and cancel move tasks, and what the move does to its messages.
 REDRIVE_DEAD_LETTER_ACTIONS: Final = (

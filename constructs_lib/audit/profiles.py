@@ -50,7 +50,8 @@ _RECOMMENDED_LEVELS: dict[str, tuple[str, str]] = {
 # fail a deploy or process messages twice, then exposure, then blind spots, then hygiene. A rule
 # not named here comes after these, in id order.
 IMPACT_ORDER: tuple[str, ...] = (
-    # messages lost or never retried
+    # messages lost or never retried (QR031: observed, about to expire)
+    "QR031",
     "QR018",
     "QR003",
     "QR001",
@@ -59,7 +60,8 @@ IMPACT_ORDER: tuple[str, ...] = (
     "QR002",
     "QR029",
     "QR019",
-    # deploy fails, messages processed twice, consumers throttled
+    # deploy fails, messages processed twice, consumers throttled (QR030, QR033: observed)
+    "QR030",
     "QR006",
     "QR014",
     "QR016",
@@ -68,12 +70,14 @@ IMPACT_ORDER: tuple[str, ...] = (
     "QR007",
     "QR008",
     "QR017",
+    "QR033",
     "QR022",
     "QR028",
     # exposure
     "QR023",
     "QR012",
-    # failures nobody sees
+    # failures nobody sees (QR032: observed dead letters)
+    "QR032",
     "QR010",
     "QR011",
     "QR024",
@@ -84,6 +88,7 @@ IMPACT_ORDER: tuple[str, ...] = (
     # hygiene
     "QR004",
     "QR013",
+    "QR034",
     # about the audit itself
     "QR901",
     "QR902",

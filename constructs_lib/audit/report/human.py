@@ -1,9 +1,10 @@
 """What the human formats (table, Markdown, HTML) say alike: the fleet view in sentences and
-table cells, what a run accepted, whether a listing needs a state column."""
+table cells, what a run accepted, whether a listing needs a state column, and where a deployed
+resource lives (its account, region and ARN)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from constructs_lib.audit import rules
@@ -34,6 +35,36 @@ def accepted_text(summary: dict[str, Any]) -> str:
 def with_state(findings: list[Finding]) -> bool:
     """Whether a listing needs a state column: something was suppressed or compared."""
     return any(f.state != "open" for f in findings)
+
+
+def deployed(findings: Iterable[Finding]) -> bool:
+    """Whether a listing names where deployed resources live: some finding has an account."""
+    return any(f.account for f in findings)
+
+
+def physical_name(arn: str) -> str:
+    """The last part of an ARN, what its service calls the resource: ``orders`` for a queue's
+    ``arn:aws:sqs:eu-west-1:111122223333:orders``, ``worker`` for a function's
+    ``...:function:worker``; a value that is no ARN as it is."""
+    if not arn.startswith("arn:"):
+        return arn
+    return arn.split(":", 5)[-1].rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+
+
+def where_text(finding: Finding) -> str:
+    """Where a finding is, in one short cell: its template, or for a deployed stack (whose
+    template is its stack ARN) ``account/region/stack``."""
+    if not finding.account:
+        return finding.template
+    return f"{finding.account}/{finding.region}/{finding.stack}"
+
+
+def resource_text(finding: Finding, physical: str = "") -> str:
+    """The finding's resource, with ``physical`` (its ARN, or a shorter form of it) beside it
+    when the resource is deployed."""
+    if not physical:
+        return finding.resource
+    return f"{finding.resource} ({physical})" if finding.resource else physical
 
 
 def rule_titles() -> dict[str, str]:

@@ -6,18 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from constructs_lib.audit.model import AuditResult
+from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.human import (
     FLEET_RULE_HEADER,
     FLEET_STACK_HEADER,
     accepted_text,
+    deployed,
     fleet_best,
     fleet_lead,
     fleet_rule_cells,
     fleet_stack_cells,
+    resource_text,
     rule_titles,
     text_fleet_shown,
+    where_text,
     with_state,
     worst_title,
 )
@@ -26,6 +29,11 @@ from constructs_lib.audit.report.summary import listed, listed_fixed, more_findi
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _resource(finding: Finding) -> str:
+    """The resource, and its ARN when it is deployed."""
+    return resource_text(finding, f"`{finding.physical}`" if finding.physical else "")
 
 
 def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
@@ -80,22 +88,24 @@ def render_markdown(result: AuditResult) -> str:
         return "\n".join(lines) + "\n"
     if findings:
         state = with_state(findings)
+        # a deployed stack's findings say account/region/stack and the resource's ARN
+        where = "Where" if deployed(findings) else "Template"
         lines += [
-            f"| Severity | Rule |{' State |' if state else ''} Template | Resource | Message | Fix |",
+            f"| Severity | Rule |{' State |' if state else ''} {where} | Resource | Message | Fix |",
             f"|---|---|{'---|' if state else ''}---|---|---|---|",
         ]
         for f in findings:
             shown = f"{f.state}: {f.justification}" if f.suppression else f.state
             lines.append(
                 f"| {f.severity} | {f.rule_id} |{f' {_md(shown)} |' if state else ''} "
-                f"`{_md(f.template)}` | {_md(f.resource)} | {_md(f.message)} | {_md(f.fix)} |"
+                f"`{_md(where_text(f))}` | {_md(_resource(f))} | {_md(f.message)} | {_md(f.fix)} |"
             )
     if more:
         lines += ["", more_findings(more)]
     if result.fixed:
         lines += ["", f"Fixed since the baseline ({len(result.fixed):,}):", ""]
         lines += [
-            f"- {f.rule_id} `{_md(f.template)}` {_md(f.resource)}: {_md(f.message)}"
+            f"- {f.rule_id} `{_md(where_text(f))}` {_md(_resource(f))}: {_md(f.message)}"
             for f in listed_fixed(result)[0]
         ]
     return "\n".join(lines) + "\n"

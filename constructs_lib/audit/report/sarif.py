@@ -67,15 +67,16 @@ def _result(finding: Finding, fingerprint: str, rule_index: int) -> dict[str, An
     location: dict[str, Any] = {
         "physicalLocation": {"artifactLocation": {"uri": uri(finding.template)}}
     }
-    if finding.resource:
+    if finding.resource or finding.physical:
+        # a deployed resource's fully qualified name is its ARN
         location["logicalLocations"] = [
             {
-                "name": finding.resource,
-                "fullyQualifiedName": f"{finding.stack}/{finding.resource}",
+                "name": finding.resource or finding.physical,
+                "fullyQualifiedName": finding.physical or f"{finding.stack}/{finding.resource}",
                 "kind": "resource",
             }
         ]
-    entry = {
+    entry: dict[str, Any] = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
         "level": _SARIF_LEVEL[finding.severity],
@@ -93,6 +94,17 @@ def _result(finding: Finding, fingerprint: str, rule_index: int) -> dict[str, An
         ]
     if finding.baseline:
         entry["baselineState"] = finding.baseline
+    deployed = {
+        key: value
+        for key, value in (
+            ("account", finding.account),
+            ("region", finding.region),
+            ("physical", finding.physical),
+        )
+        if value
+    }
+    if deployed:  # where a deployed resource lives; template files have none of these
+        entry["properties"] = deployed
     return entry
 
 

@@ -10,12 +10,16 @@ from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.human import (
     accepted_text,
+    deployed,
     fleet_best,
     fleet_lead,
     fleet_rule_cells,
     fleet_stack_cells,
+    physical_name,
+    resource_text,
     rule_titles,
     text_fleet_shown,
+    where_text,
     with_state,
     worst_title,
 )
@@ -77,9 +81,18 @@ def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
 def render_table(result: AuditResult) -> str:
     findings, more, view = listed(result)
     state = with_state(findings)
-    header = ("SEVERITY", "RULE", *(("STATE",) if state else ()), "TEMPLATE", "RESOURCE", "MESSAGE")
+    # a deployed stack's findings say account/region/stack and the resource's physical name
+    where = "WHERE" if deployed(findings) else "TEMPLATE"
+    header = ("SEVERITY", "RULE", *(("STATE",) if state else ()), where, "RESOURCE", "MESSAGE")
     rows = [
-        (f.severity, f.rule_id, *((f.state,) if state else ()), f.template, f.resource, f.message)
+        (
+            f.severity,
+            f.rule_id,
+            *((f.state,) if state else ()),
+            where_text(f),
+            resource_text(f, physical_name(f.physical)),
+            f.message,
+        )
         for f in findings
     ]
     widths = [

@@ -1,4 +1,4 @@
-"""The rule catalog (QR001-QR029) as pure functions over one queue's context.
+"""The rule catalog (QR001-QR034) as pure functions over one queue's context.
 
 The Spark job, the single-process engine and the in-app validation plugin all call
 ``evaluate``; the numbers and decisions come from ``constructs_lib.limits`` and
@@ -9,10 +9,11 @@ guess: it reports the value as QR900 (info), naming the rule it could not judge.
 
 One module per concern, each rule's check beside its ``Rule`` (id, severity, title, fix):
 ``dead_letters``, ``consumers`` (visibility and the consumer function), ``event_sources``,
-``alarms``, ``encryption``, ``queue_policies``, ``fifo``; ``meta`` holds QR900-QR903, and
-``catalog`` assembles them and holds ``evaluate``. Shared by the rules: ``outcomes`` (``Rule``,
-``Hit``, ``Unknown``), ``properties`` (reading property values) and ``context`` (a queue's
-consumers).
+``alarms``, ``encryption``, ``queue_policies``, ``fifo``, ``behaviour`` (QR030-QR034: a queue
+judged by its observed CloudWatch metrics, and the static verdicts those settle); ``meta`` holds
+QR900-QR903, and ``catalog`` assembles them and holds ``evaluate``. Shared by the rules:
+``outcomes`` (``Rule``, ``Hit``, ``Unknown``), ``properties`` (reading property values) and
+``context`` (a queue's consumers).
 """
 
 from constructs_lib.audit.rules.catalog import (

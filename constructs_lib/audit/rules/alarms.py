@@ -37,22 +37,29 @@ QR009 = Rule(
 )
 
 
-def _fed_by(ctx: QueueContext) -> str:
+def dead_letters_unwatched(ctx: QueueContext) -> bool:
+    """A dead-letter queue with no alarm on its depth, nor (fed by services only) on its
+    arrivals: what QR010 reports, and QR032 when the queue held messages."""
+    if not ctx.is_dead_letter_queue or _has_alarm(ctx, limits.METRIC_VISIBLE):
+        return False
+    # Services send their failures with SendMessage, which NumberOfMessagesSent counts; only
+    # messages moved by a queue's redrive policy escape it (QR011).
+    return bool(ctx.sources) or not _has_alarm(ctx, limits.METRIC_SENT)
+
+
+def fed_by(ctx: QueueContext) -> str:
+    """What sends its failures to this dead-letter queue, for messages."""
     services = [name_of(s) + "'s RedrivePolicy" for s in ctx.sources]
     services += sorted({service for _resource, service in ctx.feeders})
     return ", ".join(services)
 
 
 def _qr010(ctx: QueueContext) -> Iterator[Outcome]:
-    if not ctx.is_dead_letter_queue or _has_alarm(ctx, limits.METRIC_VISIBLE):
-        return
-    # Services send their failures with SendMessage, which NumberOfMessagesSent counts; only
-    # messages moved by a queue's redrive policy escape it (QR011).
-    if not ctx.sources and _has_alarm(ctx, limits.METRIC_SENT):
+    if not dead_letters_unwatched(ctx):
         return
     yield Hit(
         ctx.queue,
-        f"dead-letter queue {name_of(ctx.queue)} (fed by {_fed_by(ctx)}) has no alarm on "
+        f"dead-letter queue {name_of(ctx.queue)} (fed by {fed_by(ctx)}) has no alarm on "
         f"{limits.METRIC_VISIBLE} (failed messages pile up unnoticed)",
     )
 
@@ -96,7 +103,7 @@ def _qr020(ctx: QueueContext) -> Iterator[Outcome]:
     names = ", ".join(name_of(c.mapping) for c in consumers)
     yield Hit(
         ctx.queue,
-        f"dead-letter queue {name_of(ctx.queue)} (fed by {_fed_by(ctx)}) is consumed by {names} "
+        f"dead-letter queue {name_of(ctx.queue)} (fed by {fed_by(ctx)}) is consumed by {names} "
         f"and has no alarm on {limits.METRIC_RECEIVED}: the consumer drains it, so its "
         f"{limits.METRIC_VISIBLE} stays near zero while failures keep arriving",
     )
@@ -169,7 +176,7 @@ def _qr025(ctx: QueueContext) -> Iterator[Outcome]:
     elif ctx.sources:
         yield Hit(
             ctx.queue,
-            f"dead-letter queue {name_of(ctx.queue)} (fed by {_fed_by(ctx)}) has no alarm on "
+            f"dead-letter queue {name_of(ctx.queue)} (fed by {fed_by(ctx)}) has no alarm on "
             f"{limits.METRIC_OLDEST_AGE}: dead letters nobody redrives expire {keeps} unnoticed",
         )
 

@@ -1,6 +1,6 @@
-"""The catalog: every queue rule (QR001-QR029) in id order, the ids a finding can carry, and
+"""The catalog: every queue rule (QR001-QR034) in id order, the ids a finding can carry, and
 ``evaluate``, which runs the rules on one queue's context and turns their outcomes into
-findings."""
+findings (the static verdicts its observed metrics answer settled by ``behaviour.settle``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from constructs_lib.audit.model import (
 )
 from constructs_lib.audit.rules import (
     alarms,
+    behaviour,
     consumers,
     dead_letters,
     encryption,
@@ -38,6 +39,7 @@ CATALOG: tuple[Rule, ...] = tuple(
             *encryption.RULES,
             *queue_policies.RULES,
             *fifo.RULES,
+            *behaviour.RULES,
         ),
         key=lambda rule: rule.id,
     )
@@ -105,4 +107,4 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
             findings[(finding.rule_id, finding.template, finding.resource, finding.message)] = (
                 finding
             )
-    return sorted(findings.values(), key=Finding.sort_key)
+    return behaviour.settle(ctx, sorted(findings.values(), key=Finding.sort_key))

@@ -1,5 +1,6 @@
-"""The HTML report's findings: grouped by stack and queue (the worst first), each on a line or
-two, and the small pieces (badges, tallies) the rest of the page uses too."""
+"""The HTML report's findings: grouped by account when stacks are deployed, then by stack and
+queue (the worst first), each on a line or two, and the small pieces (badges, tallies) the rest
+of the page uses too."""
 
 from __future__ import annotations
 
@@ -109,6 +110,8 @@ def _finding_item(f: Finding, fixes: Mapping[str, str], queue: str, in_file: boo
     place = []
     if f.resource and f.resource != queue:
         place.append(f"Resource <code>{html.escape(f.resource)}</code>")
+    if f.physical:  # a deployed resource: its ARN, whatever the finding is listed under
+        place.append(f'<code class="physical">{html.escape(f.physical)}</code>')
     if in_file:
         place.append(f"in <code>{html.escape(f.template)}</code>")
     if place:
@@ -156,11 +159,45 @@ def stacks_html(
     return "\n".join(parts)
 
 
+def _account(group: Group) -> str:
+    """The account a group's stack is deployed in ("" for template files and unreadable ones)."""
+    template, _stack, queues = group
+    return queues[0][1][0].account if template else ""
+
+
+def accounts_html(
+    groups: list[Group],
+    fixes: Mapping[str, str],
+    anchors: Mapping[tuple[str, str], int] | None = None,
+) -> str:
+    """``stacks_html`` under a heading per account when some stack is deployed (an account's
+    stacks in the order given, the account of the worst stack first); as ``stacks_html`` when
+    none is, so that a run over template files reads as it always has."""
+    by_account: dict[str, list[Group]] = {}
+    for group in groups:
+        by_account.setdefault(_account(group), []).append(group)
+    if not any(by_account):
+        return stacks_html(groups, fixes, anchors)
+    parts = []
+    for account, stacks in by_account.items():
+        files = [g for g in stacks if g[0]]
+        everything = [f for _, _, queues in stacks for _, found in queues for f in found]
+        tally = f"<small>{plural(len(files), 'stack')}: {tally_text(everything)}</small>"
+        if account:
+            parts.append(
+                f'<h3 class="account">Account <code>{html.escape(account)}</code> {tally}</h3>'
+            )
+        elif files:  # template files beside deployed stacks
+            parts.append(f'<h3 class="account">Template files {tally}</h3>')
+        parts.append(stacks_html(stacks, fixes, anchors))
+    return "\n".join(parts)
+
+
 def folded_html(title: str, findings: list[Finding], fixes: Mapping[str, str]) -> str:
     """A closed <details>: what a person may look at, not what they must act on."""
     if not findings:
         return ""
     return (
         f'<details class="fold"><summary>{html.escape(title)} ({len(findings):,})</summary>\n'
-        f"{stacks_html(stack_groups(findings), fixes)}\n</details>"
+        f"{accounts_html(stack_groups(findings), fixes)}\n</details>"
     )

@@ -17,12 +17,12 @@ from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.html.findings import (
     SEVERITIES,
     Group,
+    accounts_html,
     badge,
     folded_html,
     plural,
     severities_text,
     stack_groups,
-    stacks_html,
 )
 from constructs_lib.audit.report.html.fleet_section import fleet_section, stack_key
 from constructs_lib.audit.report.summary import listed, listed_fixed, more_findings, summarize
@@ -185,8 +185,9 @@ def _page(title: str, body: Sequence[str]) -> str:
 def render_html(result: AuditResult, docs_url: str | None = None) -> str:
     """A page a person acts on: what to do and the counts, then the fleet view (each rule across
     the fleet, the worst stacks), then the deciding findings, one closed section per stack
-    (worst first) grouped by queue, then what does not decide folded away (suppressed, known
-    from the baseline, fixed since), and the rules the page names with their fixes.
+    (worst first; under their account when deployed) grouped by queue, then what does not
+    decide folded away (suppressed, known from the baseline, fixed since), and the rules the
+    page names with their fixes.
     Self-contained: inline style, no script, nothing fetched; ``docs_url`` (the documentation's
     base URL) adds a link from each rule to its section there."""
     summary = summarize(result)
@@ -208,10 +209,11 @@ def render_html(result: AuditResult, docs_url: str | None = None) -> str:
         fleet_section(summary, view, titles, anchors),
     ]
     if deciding:
+        by = "by account and stack" if any(f.account for f in deciding) else "by stack"
         body += [
-            '<section id="findings"><h2>Findings to act on, by stack</h2>',
+            f'<section id="findings"><h2>Findings to act on, {by}</h2>',
             '<p class="hint">The worst stacks first; open one to see its queues and findings.</p>',
-            stacks_html(groups, fixes, anchors),
+            accounts_html(groups, fixes, anchors),
             "</section>",
         ]
     if more:

@@ -11,7 +11,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from constructs_lib.audit import isolation, model, nesting
+from constructs_lib.audit import isolation, model, nesting, observations
 from constructs_lib.audit.acceptance import NONE as NO_ACCEPTANCE
 from constructs_lib.audit.acceptance import Acceptance
 from constructs_lib.audit.acceptance import apply as accept
@@ -105,8 +105,11 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
     return rows
 
 
-def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
-    """Resolve and evaluate templates already parsed."""
+def audit_parsed(
+    parsed: list[model.ParsedTemplate], metrics: observations.Metrics | None = None
+) -> AuditResult:
+    """Resolve and evaluate templates already parsed; with ``metrics``, each queue's context
+    also holds what was observed of it (``observations.py``)."""
     started = time.perf_counter()
     resources = {r.uid: r for p in parsed for r in p.resources}
     resolved, missing = resolve(
@@ -119,6 +122,11 @@ def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
     for row in members(queue_uids, resolved):
         if row.uid in resources:
             groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
+    with_metrics = 0
+    if metrics is not None:
+        for queue_uid in queue_uids:
+            groups[queue_uid] += observations.for_group(metrics, groups[queue_uid])
+            with_metrics += observations.observed(metrics, resources[queue_uid])
     resolved_at = time.perf_counter()
     findings = [f for q in queue_uids for f in evaluate_group(q, groups[q])]
     findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
@@ -131,6 +139,9 @@ def audit_parsed(parsed: list[model.ParsedTemplate]) -> AuditResult:
         files,
         len(queue_uids),
         {"resolve": resolved_at - started, "evaluate": evaluated_at - resolved_at},
+        metrics=None
+        if metrics is None
+        else observations.summary(metrics, with_metrics, len(queue_uids)),
     )
 
 
@@ -141,11 +152,12 @@ def audit_files(
     overrides: Overrides | None = None,
     progress: Callable[[int, int], None] | None = None,
     acceptance: Acceptance = NO_ACCEPTANCE,
+    metrics: observations.Metrics | None = None,
 ) -> AuditResult:
     """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
     parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
-    resolved and evaluated here, and ``acceptance`` applied (a suppressions file, a baseline).
-    ``progress(done, total)`` follows the parsing."""
+    resolved and evaluated here (with the observed ``metrics``, when given), and ``acceptance``
+    applied (a suppressions file, a baseline). ``progress(done, total)`` follows the parsing."""
     started = time.perf_counter()
     files = list(files)
     parsed = isolation.parse_files(
@@ -163,7 +175,7 @@ def audit_files(
         by_file = {p.file.file: p for p in reparsed}
         parsed = [by_file.get(p.file.file, p) for p in parsed]
     parsed_at = time.perf_counter()
-    result = audit_parsed(parsed)
+    result = audit_parsed(parsed, metrics)
     result.timings = {"parse": parsed_at - started, **result.timings}
     findings, result.fixed = accept(list(result.findings), acceptance)
     result.findings = findings

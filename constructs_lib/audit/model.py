@@ -557,3 +557,6 @@ class AuditResult:
     # With a baseline: its findings that this run no longer reports (``baseline`` "absent"),
     # in report order; None without one.
     fixed: list[Finding] | None = None
+    # With ``--metrics``: the queues judged with and without their own series, the accounts and
+    # regions the input covers, what was read (``observations.summary``); None without it.
+    metrics: dict[str, Any] | None = None

@@ -80,9 +80,13 @@ def more_findings(count: int) -> str:
 
 def summarize(result: AuditResult) -> dict[str, Any]:
     """Counts that reconcile: every file read is clean, has findings, or could not be parsed.
-    A Spark run counts where the findings are and hands the counts over (``result.summary``)."""
-    if result.summary is not None:
-        return result.summary
+    A Spark run counts where the findings are and hands the counts over (``result.summary``).
+    With ``--metrics``, ``metrics`` says what the metrics input covered."""
+    counts = result.summary if result.summary is not None else _counted(result)
+    return counts if result.metrics is None else {**counts, "metrics": result.metrics}
+
+
+def _counted(result: AuditResult) -> dict[str, Any]:
     # a finding about another file (an expired entry of a suppressions file) is no template's
     read_ok = {f.file for f in result.files if f.status == "ok"}
     with_findings = {

@@ -15,12 +15,13 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from constructs_lib.audit import acceptance, model, nesting, outputs
+from constructs_lib.audit import acceptance, model, nesting, observations, outputs
 from constructs_lib.audit.model import AuditResult, FileRow, Finding, ResourceRow
+from constructs_lib.audit.observations import Metrics
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.spark.accept import accept, fixed_of
-from constructs_lib.audit.spark.evaluate import evaluate
+from constructs_lib.audit.spark.evaluate import evaluate, queues_with_metrics
 from constructs_lib.audit.spark.parse import parse
 from constructs_lib.audit.spark.schemas import WIDE_TEXT, narrow
 from constructs_lib.audit.spark.streaming import report_view, summarize
@@ -52,6 +53,7 @@ def run(
     overrides: Overrides | None = None,
     gather: bool = True,
     acceptance: acceptance.Acceptance = acceptance.NONE,
+    metrics: Metrics | None = None,
 ) -> AuditResult:
     """Audit ``(path or s3:// URL, stack)`` pairs on ``spark``. With ``output_dir``, the
     executors also write the findings there as Parquet and JSON Lines (``outputs.py``).
@@ -60,7 +62,8 @@ def run(
     ``findings`` streams from the executors in report order (``streaming.FindingsView``), its
     counts are computed by Spark, and the session keeps the findings cached until
     ``streaming.release(result)``.
-    ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does."""
+    ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does;
+    ``metrics``, the aggregated series (``spark/metrics.py``), join each queue's context."""
     progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -86,9 +89,9 @@ def run(
     mark = time.perf_counter()
     # On disk, not in memory: on a local master the executor is the driver's JVM, whose heap
     # must not hold the fleet's findings.
-    findings_df = accept(spark, evaluate(wide, partitions), acceptance, partitions).persist(
-        StorageLevel.DISK_ONLY
-    )
+    findings_df = accept(
+        spark, evaluate(wide, partitions, metrics), acceptance, partitions
+    ).persist(StorageLevel.DISK_ONLY)
     fixed = fixed_of(findings_df, acceptance)
     if gather:
         findings: Collection[Finding] = sorted(
@@ -104,6 +107,9 @@ def run(
         view = report_view(findings_df, listed, size)
         findings, listing = view, view.frame
         result = AuditResult(findings, [], queue_count, timings, summary, fixed)
+    if metrics is not None:
+        with_metrics = queues_with_metrics(wide, metrics)
+        result.metrics = observations.summary(metrics, with_metrics, queue_count)
     timings["evaluate"] = time.perf_counter() - mark
     progress(
         f"judged {queue_count:,} queues: {len(findings):,} findings in {timings['evaluate']:.1f} s"

@@ -85,6 +85,7 @@ IMPACT_ORDER: tuple[str, ...] = (
     "QR004",
     "QR013",
     # about the audit itself
+    "QR904",
     "QR901",
     "QR902",
     "QR900",

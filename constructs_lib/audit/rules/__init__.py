@@ -9,7 +9,7 @@ guess: it reports the value as QR900 (info), naming the rule it could not judge.
 
 One module per concern, each rule's check beside its ``Rule`` (id, severity, title, fix):
 ``dead_letters``, ``consumers`` (visibility and the consumer function), ``event_sources``,
-``alarms``, ``encryption``, ``queue_policies``, ``fifo``; ``meta`` holds QR900-QR903, and
+``alarms``, ``encryption``, ``queue_policies``, ``fifo``; ``meta`` holds QR900-QR904, and
 ``catalog`` assembles them and holds ``evaluate``. Shared by the rules: ``outcomes`` (``Rule``,
 ``Hit``, ``Unknown``), ``properties`` (reading property values) and ``context`` (a queue's
 consumers).
@@ -26,6 +26,7 @@ from constructs_lib.audit.rules.meta import (
     META_RULES,
     MISSING_TRANSFORM_RULE,
     UNPARSEABLE_RULE,
+    UNREACHABLE_RULE,
     UNRESOLVED_RULE,
     meta_fix,
     note_finding,
@@ -41,6 +42,7 @@ __all__ = [
     "RULES_BY_ID",
     "RULE_IDS",
     "UNPARSEABLE_RULE",
+    "UNREACHABLE_RULE",
     "UNRESOLVED_RULE",
     "Rule",
     "describe_rules",

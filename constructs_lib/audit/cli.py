@@ -70,28 +70,28 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
         "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs (optional with --deployed)",
     )
-    deployed = parser.add_argument_group('deployed stacks (docs/audit.md, "Deployed stacks")')
-    deployed.add_argument(
+    group = parser.add_argument_group('deployed stacks (docs/audit.md, "Deployed stacks")')
+    group.add_argument(
         "--deployed",
         action="store_true",
         help="also audit the CloudFormation stacks deployed in the caller's account and each "
         "--role-arn's, in each --region (read-only calls)",
     )
-    deployed.add_argument(
+    group.add_argument(
         "--region",
         action="append",
         default=[],
         metavar="REGION",
         help="a region to read with --deployed (repeatable; default: the configured region)",
     )
-    deployed.add_argument(
+    group.add_argument(
         "--role-arn",
         action="append",
         default=[],
         metavar="ARN",
         help="a role to assume for another account's stacks with --deployed (repeatable)",
     )
-    deployed.add_argument(
+    group.add_argument(
         "--role-arns-file",
         metavar="FILE",
         help="role ARNs, one a line (# comments), as --role-arn",
@@ -429,11 +429,6 @@ def _check_deployed_options(args: argparse.Namespace) -> None:
             "--region, --role-arn and --role-arns-file choose what --deployed "
             "reads: add --deployed, or drop them"
         )
-    if args.deployed and (args.engine == "spark" or args.master or args.remote):
-        build_parser().error(
-            "--deployed runs on the local engine for now: drop --engine spark, --master and "
-            "--remote (or audit the deployed stacks in a run of their own)"
-        )
 
 
 def _targets(args: argparse.Namespace) -> list[deployed.Target]:
@@ -447,8 +442,6 @@ def _targets(args: argparse.Namespace) -> list[deployed.Target]:
 
 
 def choose_engine(args: argparse.Namespace, file_count: int) -> str:
-    if args.deployed:
-        return "local"
     if args.engine != "auto":
         return str(args.engine)
     if args.master or args.remote or file_count >= auto_spark_files():
@@ -499,6 +492,7 @@ def _audit(
             overrides=overrides,
             gather=False,
             acceptance=accepts,
+            deployed=args.targets,
         )
         yield result
         streaming.release(result)

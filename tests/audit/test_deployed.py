@@ -445,6 +445,25 @@ def test_the_command_line_audits_the_deployed_fleet(fleet: Fleet, tmp_path: Path
     assert not [f for f in findings if f["rule_id"] in ("QR901", "QR904")]
 
 
+def test_spark_finds_what_the_local_engine_finds(as_auditor: Fleet, spark: Any) -> None:
+    from constructs_lib.audit.spark import job
+
+    chosen = [*FLEET, Target(LOCKED_ROLE, EAST)]
+    local = _audit(*chosen)
+    # The executors read with their own credentials and endpoint: here, the auditor's.
+    environment = spark.sparkContext.environment
+    saved = dict(environment)
+    environment.update(as_auditor.env)
+    try:
+        on_spark = job.run(spark, [], deployed=chosen)
+    finally:
+        environment.clear()
+        environment.update(saved)
+    assert [f.as_dict() for f in on_spark.findings] == [f.as_dict() for f in local.findings]
+    assert sorted(on_spark.files) == sorted(local.files)
+    assert sum(f.rule_id == "QR904" for f in on_spark.findings) == 1
+
+
 def test_role_arns_and_regions_are_checked_before_any_call() -> None:
     with pytest.raises(
         ValueError, match=r"'arn:aws:iam::12:role/x'.*arn:aws:iam::123456789012:role/NAME"
@@ -483,7 +502,6 @@ def test_the_command_line_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     for argv, said in (
         ([], "--deployed"),
         (["--deployed", "--role-arn", "role/audit"], "arn:aws:iam::123456789012:role/NAME"),
-        (["--deployed", "--engine", "spark"], "local engine"),
         (["--region", EAST, str(tmp_path)], "add --deployed"),
     ):
         completed = subprocess.run(

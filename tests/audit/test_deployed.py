@@ -406,6 +406,18 @@ def test_a_role_that_cannot_be_assumed_is_one_finding_and_the_rest_is_audited(
     assert audited == {"orders", "billing", "shared", "invoices", "worker"}
 
 
+def test_credentials_refused_are_one_finding_per_target(
+    as_auditor: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWN000000000")
+    result = _audit(*deployed.targets([EAST, WEST], []))
+    assert sorted((f.rule_id, f.template) for f in result.findings) == [
+        ("QR904", f"arn:aws:cloudformation:{WEST}::stack/*"),
+        ("QR904", f"arn:aws:cloudformation:{EAST}::stack/*"),
+    ]
+    assert all("InvalidClientTokenId" in f.message for f in result.findings)
+
+
 def test_the_command_line_audits_the_deployed_fleet(fleet: Fleet, tmp_path: Path) -> None:
     roles = tmp_path / "roles.txt"
     roles.write_text(f"# the audit roles\n{ROLE_B}\n\n{ROLE_C}  # account C\n")

@@ -125,9 +125,10 @@ def read_role_arns_file(path: str | Path) -> list[str]:
     return arns
 
 
-def unreachable(target: Target, error: TargetError) -> ParsedTemplate:
-    """The one QR904 a target that could not be reached yields."""
-    name = target.name()
+def unreachable(target: Target, error: TargetError, account: str = "") -> ParsedTemplate:
+    """The one QR904 a target that could not be reached yields (``account``: the caller's,
+    when known)."""
+    name = target.name(account)
     who = f"role {target.role_arn}" if target.role_arn else "the caller's own account"
     message = (
         f"{who} in {target.region} was not audited: {error.operation} failed with "
@@ -142,12 +143,14 @@ def audit_target(
     target: Target, limits: ReadLimits = DEFAULT_LIMITS, overrides: Overrides | None = None
 ) -> list[ParsedTemplate]:
     """Every deployed stack of one target, parsed; a QR904 when the target cannot be read."""
+    session = None
     try:
         session = stacks.session_for(target.role_arn, target.region)
         client = session.client("cloudformation", config=stacks.client_config())
         listed = stacks.list_deployed(client)
     except TargetError as error:
-        return [unreachable(target, error)]
+        account = target.account or (stacks.caller_account(session) if session else "")
+        return [unreachable(target, error, account)]
     with ThreadPoolExecutor(max_workers=STACK_READERS) as pool:
         read = list(pool.map(lambda stack: _read(client, *stack), listed))
     found = [s for s in read if isinstance(s, DeployedStack)]
@@ -222,8 +225,8 @@ def _with_nested_children(
         return stack.template
     try:
         document = parsing.load_document(stack.stack_id, stack.template, limits)
-    except parsing.TemplateError:
-        return stack.template  # parse_template reports it
+    except Exception:  # a template that cannot be read: parse_template reports it (QR901)
+        return stack.template
     resources = document.get("Resources") if isinstance(document, dict) else None
     for logical_id, child_id in nested.items():
         body = resources.get(logical_id) if isinstance(resources, dict) else None

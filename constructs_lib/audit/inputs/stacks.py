@@ -118,6 +118,19 @@ def session_for(role_arn: str | None, region: str) -> Any:
     )
 
 
+def caller_account(session: Any) -> str:
+    """The account of a session's credentials, asked once ("" when even that fails:
+    GetCallerIdentity needs no permission, but valid credentials and an endpoint)."""
+    client_error, botocore_error = botocore_errors()
+    try:
+        config = optional.require("botocore.config", "auditing deployed stacks")
+        once = config.Config(retries={"mode": "standard", "max_attempts": 1})
+        identity = session.client("sts", config=once).get_caller_identity()
+    except (client_error, botocore_error):
+        return ""
+    return str(identity.get("Account", ""))
+
+
 def client_config() -> Any:
     config = optional.require("botocore.config", "auditing deployed stacks")
     return config.Config(retries=dict(RETRIES))

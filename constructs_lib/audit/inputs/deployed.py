@@ -78,7 +78,11 @@ def default_region() -> str | None:
     """The region boto3's default session is configured with (AWS_DEFAULT_REGION, the
     profile's config), None when none is."""
     boto3 = optional.require("boto3", "auditing deployed stacks")
-    region = boto3.session.Session().region_name
+    _, botocore_error = stacks.botocore_errors()
+    try:
+        region = boto3.session.Session().region_name
+    except botocore_error as error:  # a profile that does not exist, a broken config file
+        raise ValueError(f"--deployed cannot read the AWS configuration: {error}") from error
     return str(region) if region else None
 
 

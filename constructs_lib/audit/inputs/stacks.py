@@ -101,10 +101,13 @@ def _as_target_error(error: Exception, operation: str, kind: type[TargetError]) 
 def session_for(role_arn: str | None, region: str) -> Any:
     """A boto3 session in ``region``: the caller's own, or the role's, assumed with it."""
     boto3 = optional.require("boto3", "auditing deployed stacks")
-    session = boto3.session.Session(region_name=region)
+    client_error, botocore_error = botocore_errors()
+    try:
+        session = boto3.session.Session(region_name=region)
+    except botocore_error as error:  # a profile that does not exist, a broken config file
+        raise _as_target_error(error, "configuration", TargetError) from error
     if role_arn is None:
         return session
-    client_error, botocore_error = botocore_errors()
     try:
         sts = session.client("sts", config=client_config())
         credentials = sts.assume_role(RoleArn=role_arn, RoleSessionName=SESSION_NAME)["Credentials"]

@@ -43,6 +43,8 @@ ACCOUNT_C = "222222222222"
 ROLE_B = f"arn:aws:iam::{ACCOUNT_B}:role/audit"
 ROLE_C = f"arn:aws:iam::{ACCOUNT_C}:role/audit"
 LOCKED_ROLE = f"arn:aws:iam::{CALLER}:role/locked"
+# A role in C that may list and describe stacks but not read their templates.
+PARTIAL_ROLE = f"arn:aws:iam::{ACCOUNT_C}:role/partial"
 EAST, WEST = "us-east-1", "eu-west-1"
 # The read-only policy docs/audit.md gives ("Deployed stacks").
 AUDIT_ACTIONS = [
@@ -260,8 +262,8 @@ def _account_c_stacks(endpoint: str, credentials: dict[str, str]) -> None:
 
 
 def _iam(endpoint: str) -> tuple[str, str]:
-    """The auditing user (its access key), the audit roles in B and C, and a role in the
-    caller's account that trusts someone else."""
+    """The auditing user (its access key), the audit roles in B and C, a role in C that may not
+    read templates, and a role in the caller's account that trusts someone else."""
     iam = _session(EAST).client("iam", endpoint_url=endpoint)
     iam.create_user(UserName="auditor")
     iam.put_user_policy(
@@ -281,6 +283,14 @@ def _iam(endpoint: str) -> tuple[str, str]:
         in_account.put_role_policy(
             RoleName="audit", PolicyName="audit", PolicyDocument=_policy(AUDIT_ACTIONS[:-1])
         )
+    in_c = _session(EAST, _as_account(endpoint, ROLE_C)).client("iam", endpoint_url=endpoint)
+    in_c.create_role(
+        RoleName="partial", AssumeRolePolicyDocument=_trust(f"arn:aws:iam::{CALLER}:root")
+    )
+    no_templates = [a for a in AUDIT_ACTIONS if a != "cloudformation:GetTemplate"]
+    in_c.put_role_policy(
+        RoleName="partial", PolicyName="audit", PolicyDocument=_policy(no_templates[:-1])
+    )
     return str(key["AccessKeyId"]), str(key["SecretAccessKey"])
 
 
@@ -404,6 +414,17 @@ def test_a_role_that_cannot_be_assumed_is_one_finding_and_the_rest_is_audited(
     assert "sts:AssumeRole" in finding.fix
     audited = {f.stack for f in result.files if f.stack}
     assert audited == {"orders", "billing", "shared", "invoices", "worker"}
+
+
+def test_a_template_that_cannot_be_read_is_one_finding_for_its_stack(as_auditor: Fleet) -> None:
+    result = _audit(Target(PARTIAL_ROLE, WEST))
+    assert {f.stack: f.status for f in result.files} == {
+        "events": "unparseable",
+        next(f.stack for f in result.files if f.stack.startswith("events-Child-")): "unparseable",
+    }
+    assert [f.rule_id for f in result.findings] == ["QR901", "QR901"]
+    assert all("cloudformation:GetTemplate" in f.message for f in result.findings)
+    assert all("AccessDenied" in f.message for f in result.findings)
 
 
 def test_credentials_refused_are_one_finding_per_target(

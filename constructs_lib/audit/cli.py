@@ -20,7 +20,7 @@ from constructs_lib.audit import (
     safety,
     suppressions,
 )
-from constructs_lib.audit.inputs import discovery, objects
+from constructs_lib.audit.inputs import deployed, discovery, objects
 
 if TYPE_CHECKING:
     from constructs_lib.audit.model import AuditResult
@@ -50,7 +50,7 @@ EXIT_NOT_FINISHED = 3
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="queue-audit",
-        description="Find SQS resilience faults (rules QR001-QR029) across CloudFormation "
+        description="Find SQS resilience faults (rules QR001-QR034) across CloudFormation "
         "templates and cdk.out cloud assemblies, following references across stacks.",
     )
     _add_inputs(parser)
@@ -65,10 +65,36 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
         help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
-        "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs",
+        "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs (optional with --deployed)",
+    )
+    group = parser.add_argument_group('deployed stacks (docs/audit.md, "Deployed stacks")')
+    group.add_argument(
+        "--deployed",
+        action="store_true",
+        help="also audit the CloudFormation stacks deployed in the caller's account and each "
+        "--role-arn's, in each --region (read-only calls)",
+    )
+    group.add_argument(
+        "--region",
+        action="append",
+        default=[],
+        metavar="REGION",
+        help="a region to read with --deployed (repeatable; default: the configured region)",
+    )
+    group.add_argument(
+        "--role-arn",
+        action="append",
+        default=[],
+        metavar="ARN",
+        help="a role to assume for another account's stacks with --deployed (repeatable)",
+    )
+    group.add_argument(
+        "--role-arns-file",
+        metavar="FILE",
+        help="role ARNs, one a line (# comments), as --role-arn",
     )
 
 
@@ -281,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.engine == "local" and (args.master or args.remote):
         build_parser().error("--master and --remote choose a Spark engine: drop --engine local")
+    _check_deployed_options(args)
     missing = missing_paths(args.paths)
     if missing:
         build_parser().error(
@@ -313,9 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     try:
         files = discovery.discover(args.paths)
+        args.targets = _targets(args)
     except objects.ObjectStoreError as error:  # a wrong URL or no access: nothing was audited
         build_parser().error(str(error))
-    if not files:
+    except (ValueError, OSError) as error:  # a malformed role ARN or region, no region
+        build_parser().error(str(error))
+    if not files and not args.deployed:
         # Every path given was an empty folder: most likely a wrong path or a cdk.out not
         # synthesized yet, not a clean fleet.
         build_parser().error(
@@ -391,6 +421,26 @@ def overrides_from(args: argparse.Namespace) -> parameters.Overrides:
     return parameters.merge(triples)
 
 
+def _check_deployed_options(args: argparse.Namespace) -> None:
+    if not args.paths and not args.deployed:
+        build_parser().error("give at least one PATH (templates to audit), or --deployed")
+    if not args.deployed and (args.region or args.role_arn or args.role_arns_file):
+        build_parser().error(
+            "--region, --role-arn and --role-arns-file choose what --deployed "
+            "reads: add --deployed, or drop them"
+        )
+
+
+def _targets(args: argparse.Namespace) -> list[deployed.Target]:
+    """The accounts and regions --deployed reads; none without it."""
+    if not args.deployed:
+        return []
+    role_arns = list(args.role_arn)
+    if args.role_arns_file:
+        role_arns += deployed.read_role_arns_file(args.role_arns_file)
+    return deployed.targets(args.region, role_arns)
+
+
 def choose_engine(args: argparse.Namespace, file_count: int) -> str:
     if args.engine != "auto":
         return str(args.engine)
@@ -418,6 +468,7 @@ def _audit(
             overrides=overrides,
             progress=None if args.quiet else _Progress(),
             acceptance=accepts,
+            deployed=args.targets,
         )
         if args.output_dir:
             outputs.write_result(result, args.output_dir)
@@ -441,6 +492,7 @@ def _audit(
             overrides=overrides,
             gather=False,
             acceptance=accepts,
+            deployed=args.targets,
         )
         yield result
         streaming.release(result)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from constructs_lib.audit import isolation, model, nesting, observations
 from constructs_lib.audit.acceptance import NONE as NO_ACCEPTANCE
 from constructs_lib.audit.acceptance import Acceptance
 from constructs_lib.audit.acceptance import apply as accept
+from constructs_lib.audit.inputs import deployed as deployed_stacks
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.judging import evaluate_group, template_findings, unresolved_edge_finding
 from constructs_lib.audit.model import (
@@ -152,12 +153,14 @@ def audit_files(
     overrides: Overrides | None = None,
     progress: Callable[[int, int], None] | None = None,
     acceptance: Acceptance = NO_ACCEPTANCE,
+    deployed: Sequence[deployed_stacks.Target] = (),
     metrics: observations.Metrics | None = None,
 ) -> AuditResult:
     """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
     parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
-    resolved and evaluated here (with the observed ``metrics``, when given), and ``acceptance``
-    applied (a suppressions file, a baseline). ``progress(done, total)`` follows the parsing."""
+    resolved and evaluated here, and ``acceptance`` applied (a suppressions file, a baseline).
+    The stacks ``deployed`` in each target (account and region) are read and judged with them,
+    and with the observed ``metrics`` when given. ``progress(done, total)`` follows the parsing."""
     started = time.perf_counter()
     files = list(files)
     parsed = isolation.parse_files(
@@ -174,6 +177,7 @@ def audit_files(
         reparsed = isolation.parse_files(again, limits, workers, child_overrides)
         by_file = {p.file.file: p for p in reparsed}
         parsed = [by_file.get(p.file.file, p) for p in parsed]
+    parsed += deployed_stacks.audit_targets(deployed, limits, overrides)
     parsed_at = time.perf_counter()
     result = audit_parsed(parsed, metrics)
     result.timings = {"parse": parsed_at - started, **result.timings}

@@ -90,6 +90,7 @@ IMPACT_ORDER: tuple[str, ...] = (
     "QR013",
     "QR034",
     # about the audit itself
+    "QR904",
     "QR901",
     "QR902",
     "QR900",

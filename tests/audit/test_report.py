@@ -123,7 +123,7 @@ def test_sarif_structure(result: AuditResult, sarif_validator: jsonschema.Draft4
     document = _assert_valid_sarif(report.render_sarif(result), sarif_validator)
     run = document["runs"][0]
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
-    assert len(rule_ids) == len(set(rule_ids)) == 38  # QR001-QR034, QR900-QR903
+    assert len(rule_ids) == len(set(rule_ids)) == 39  # QR001-QR034, QR900-QR904
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {"QR001": "error", "QR009": "warning", "QR900": "note", "QR901": "error"}
     uris = {

@@ -11,7 +11,7 @@ One module per concern, each rule's check beside its ``Rule`` (id, severity, tit
 ``dead_letters``, ``consumers`` (visibility and the consumer function), ``event_sources``,
 ``alarms``, ``encryption``, ``queue_policies``, ``fifo``, ``behaviour`` (QR030-QR034: a queue
 judged by its observed CloudWatch metrics, and the static verdicts those settle); ``meta`` holds
-QR900-QR903, and ``catalog`` assembles them and holds ``evaluate``. Shared by the rules:
+QR900-QR904, and ``catalog`` assembles them and holds ``evaluate``. Shared by the rules:
 ``outcomes`` (``Rule``, ``Hit``, ``Unknown``), ``properties`` (reading property values) and
 ``context`` (a queue's consumers).
 """
@@ -27,6 +27,7 @@ from constructs_lib.audit.rules.meta import (
     META_RULES,
     MISSING_TRANSFORM_RULE,
     UNPARSEABLE_RULE,
+    UNREACHABLE_RULE,
     UNRESOLVED_RULE,
     meta_fix,
     note_finding,
@@ -42,6 +43,7 @@ __all__ = [
     "RULES_BY_ID",
     "RULE_IDS",
     "UNPARSEABLE_RULE",
+    "UNREACHABLE_RULE",
     "UNRESOLVED_RULE",
     "Rule",
     "describe_rules",

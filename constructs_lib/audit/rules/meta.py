@@ -1,6 +1,7 @@
 """The meta rules, about the audit rather than a queue: a reference it could not resolve
 (QR900), a template it could not read (QR901), a suppression it does not honour (QR902), SAM
-resources without the SAM transform (QR903); and the findings that carry them."""
+resources without the SAM transform (QR903), an account or region it could not reach (QR904); and
+the findings that carry them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"
 # AWS::Serverless resources in a template that does not declare the SAM transform (dialects/sam.py).
 MISSING_TRANSFORM_RULE = "QR903"
+# An account or region of a deployed-stack audit that could not be read (inputs/deployed.py).
+UNREACHABLE_RULE = "QR904"
 
 META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
     (
@@ -41,6 +44,15 @@ META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
         "SAM resources without the SAM transform",
         "add `Transform: AWS::Serverless-2016-10-31` to the template (CloudFormation rejects "
         "AWS::Serverless resources without it), or audit the template that declares it",
+    ),
+    (
+        UNREACHABLE_RULE,
+        "error",
+        "Account or region not audited",
+        "grant the auditing identity cloudformation:ListStacks, cloudformation:DescribeStacks, "
+        "cloudformation:GetTemplate and cloudformation:ListStackResources in that account and "
+        "region, and sts:AssumeRole on the role (trusted by the role's trust policy); or drop "
+        "the target from the audit",
     ),
 )
 

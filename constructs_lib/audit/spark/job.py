@@ -9,18 +9,20 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from constructs_lib.audit import acceptance, model, nesting, observations, outputs
+from constructs_lib.audit.inputs.deployed import Target
 from constructs_lib.audit.model import AuditResult, FileRow, Finding, ResourceRow
 from constructs_lib.audit.observations import Metrics
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.spark.accept import accept, fixed_of
+from constructs_lib.audit.spark.deployed import parse_targets
 from constructs_lib.audit.spark.evaluate import evaluate, queues_with_metrics
 from constructs_lib.audit.spark.parse import parse
 from constructs_lib.audit.spark.schemas import WIDE_TEXT, narrow
@@ -53,6 +55,7 @@ def run(
     overrides: Overrides | None = None,
     gather: bool = True,
     acceptance: acceptance.Acceptance = acceptance.NONE,
+    deployed: Sequence[Target] = (),
     metrics: Metrics | None = None,
 ) -> AuditResult:
     """Audit ``(path or s3:// URL, stack)`` pairs on ``spark``. With ``output_dir``, the
@@ -62,13 +65,17 @@ def run(
     ``findings`` streams from the executors in report order (``streaming.FindingsView``), its
     counts are computed by Spark, and the session keeps the findings cached until
     ``streaming.release(result)``.
-    ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does;
-    ``metrics``, the aggregated series (``spark/metrics.py``), join each queue's context."""
+    ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does.
+    The stacks ``deployed`` in each target (account and region) are read on the executors, one
+    task per target, and judged with the files; ``metrics``, the aggregated series
+    (``spark/metrics.py``), join each queue's context."""
     progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
     progress(f"reading and parsing {len(files):,} files")
     wide = parse(spark, files, limits, overrides)
+    if deployed:
+        wide = wide.unionByName(parse_targets(spark, deployed, limits, overrides))
     # Few partitions for the cached rows: every later stage scans them, and each partition is a
     # task there; the parse itself keeps its own, finer tasks.
     partitions = _partitions(spark, len(files))

@@ -59,10 +59,14 @@ def _parse_batches(
             batch.column("path").to_pylist(), batch.column("stack").to_pylist(), strict=True
         )
     ]
+    yield from wide_batches(isolation.parse_files(files, limits, 1, overrides, cwd))
+
+
+def wide_batches(parsed_templates: Iterable[model.ParsedTemplate]) -> Iterator[Any]:
+    """Parsed templates -> Arrow batches of ``WIDE_SCHEMA`` rows."""
     width = len(WIDE_TEXT)
     columns: dict[str, list[Any]] = {name: [] for name in WIDE_SCHEMA.names}
-    parsed_files = isolation.parse_files(files, limits, 1, overrides, cwd)
-    for parsed in parsed_files:
+    for parsed in parsed_templates:
         src = parsed.file.file
         for tag, row in _rows_of(parsed):
             text = [v for v in row if not isinstance(v, int)]

@@ -19,11 +19,9 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +31,22 @@ from constructs_lib.audit import engine, model
 from constructs_lib.audit.inputs import deployed
 from constructs_lib.audit.inputs.deployed import Target
 from tests.audit.conftest import healthy
-from tests.e2e.emulator import DUMMY_KEY_ID, DUMMY_SECRET, REPO_ROOT, free_loopback_port
+from tests.audit.moto_accounts import (
+    CALLER,
+    EAST,
+    WEST,
+    Fleet,
+    as_account,
+    create_stack,
+    policy,
+    session,
+    start_server,
+    trust,
+)
+from tests.e2e.emulator import REPO_ROOT
 
 pytest.importorskip("boto3")
 
-CALLER = "123456789012"  # moto's account for credentials it does not know
 ACCOUNT_B = "111111111111"
 ACCOUNT_C = "222222222222"
 ROLE_B = f"arn:aws:iam::{ACCOUNT_B}:role/audit"
@@ -45,7 +54,6 @@ ROLE_C = f"arn:aws:iam::{ACCOUNT_C}:role/audit"
 LOCKED_ROLE = f"arn:aws:iam::{CALLER}:role/locked"
 # A role in C that may list and describe stacks but not read their templates.
 PARTIAL_ROLE = f"arn:aws:iam::{ACCOUNT_C}:role/partial"
-EAST, WEST = "us-east-1", "eu-west-1"
 # The read-only policy docs/audit.md gives ("Deployed stacks").
 AUDIT_ACTIONS = [
     "cloudformation:ListStacks",
@@ -54,101 +62,6 @@ AUDIT_ACTIONS = [
     "cloudformation:ListStackResources",
     "sts:AssumeRole",
 ]
-START_TIMEOUT_S = 30.0
-
-
-def _policy(actions: list[str]) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}],
-        }
-    )
-
-
-def _trust(principal: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Effect": "Allow", "Principal": {"AWS": principal}, "Action": "sts:AssumeRole"}
-            ],
-        }
-    )
-
-
-@dataclass
-class Fleet:
-    endpoint: str
-    key_id: str  # the auditing user's access key
-    secret: str
-
-    @property
-    def env(self) -> dict[str, str]:
-        """What a process needs to audit as the auditing user, and nothing of this machine's own
-        AWS configuration."""
-        return {
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_ACCESS_KEY_ID": self.key_id,
-            "AWS_SECRET_ACCESS_KEY": self.secret,
-            "AWS_REGION": EAST,
-            "AWS_DEFAULT_REGION": EAST,
-            "AWS_CONFIG_FILE": os.devnull,
-            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-        }
-
-
-def _start(log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_loopback_port()
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "MOTO_ACCOUNT_ID"
-    }
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=REPO_ROOT,
-            env=environment,
-        )
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/data.json", timeout=2):
-                return process, port
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
-    process.kill()
-    process.wait()
-    raise RuntimeError(f"moto server did not start; see {log}")
-
-
-def _session(region: str, credentials: dict[str, str] | None = None) -> Any:
-    import boto3
-
-    if credentials is None:
-        credentials = {"AccessKeyId": DUMMY_KEY_ID, "SecretAccessKey": DUMMY_SECRET}
-    return boto3.session.Session(
-        aws_access_key_id=credentials["AccessKeyId"],
-        aws_secret_access_key=credentials["SecretAccessKey"],
-        aws_session_token=credentials.get("SessionToken"),
-        region_name=region,
-    )
-
-
-def _as_account(endpoint: str, role_arn: str) -> dict[str, str]:
-    sts = _session(EAST).client("sts", endpoint_url=endpoint)
-    credentials: dict[str, str] = sts.assume_role(RoleArn=role_arn, RoleSessionName="setup")[
-        "Credentials"
-    ]
-    return credentials
-
-
-def _stack(endpoint: str, session: Any, name: str, template: dict[str, Any], **extra: Any) -> None:
-    client = session.client("cloudformation", endpoint_url=endpoint)
-    client.create_stack(StackName=name, TemplateBody=json.dumps(template), **extra)
-    status = client.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
-    assert status == "CREATE_COMPLETE", (name, status)
 
 
 def _queue(name: str, **properties: Any) -> dict[str, Any]:
@@ -164,14 +77,14 @@ def _pipeline(name: str) -> dict[str, Any]:
 
 def _caller_stacks(endpoint: str) -> None:
     """The caller's account: a queue without a DLQ (east), a healthy pipeline (west)."""
-    _stack(endpoint, _session(EAST), "orders", {"Resources": {"Orders": _queue("orders")}})
-    _stack(endpoint, _session(WEST), "payments", _pipeline("payments"))
+    create_stack(endpoint, session(EAST), "orders", {"Resources": {"Orders": _queue("orders")}})
+    create_stack(endpoint, session(WEST), "payments", _pipeline("payments"))
 
 
 def _account_b_stacks(endpoint: str, credentials: dict[str, str]) -> None:
     """Account B, east: a parameter with no default (its deployed value judged), an export and
     the stack that imports it, a function."""
-    east = _session(EAST, credentials)
+    east = session(EAST, credentials)
     retention = {
         "Parameters": {"DlqRetention": {"Type": "Number"}},
         "Resources": {
@@ -186,7 +99,7 @@ def _account_b_stacks(endpoint: str, credentials: dict[str, str]) -> None:
         },
     }
     parameters = [{"ParameterKey": "DlqRetention", "ParameterValue": "60"}]
-    _stack(endpoint, east, "billing", retention, Parameters=parameters)
+    create_stack(endpoint, east, "billing", retention, Parameters=parameters)
     shared = {
         "Resources": {"Dlq": _queue("shared-dlq", MessageRetentionPeriod=1209600)},
         "Outputs": {
@@ -196,7 +109,7 @@ def _account_b_stacks(endpoint: str, credentials: dict[str, str]) -> None:
             }
         },
     }
-    _stack(endpoint, east, "shared", shared)
+    create_stack(endpoint, east, "shared", shared)
     importing = {
         "Resources": {
             "Invoices": _queue(
@@ -208,12 +121,12 @@ def _account_b_stacks(endpoint: str, credentials: dict[str, str]) -> None:
             )
         }
     }
-    _stack(endpoint, east, "invoices", importing)
+    create_stack(endpoint, east, "invoices", importing)
     function = {
         "Resources": {
             "Role": {
                 "Type": "AWS::IAM::Role",
-                "Properties": {"AssumeRolePolicyDocument": json.loads(_trust("*"))},
+                "Properties": {"AssumeRolePolicyDocument": json.loads(trust("*"))},
             },
             "Worker": {
                 "Type": "AWS::Lambda::Function",
@@ -227,13 +140,13 @@ def _account_b_stacks(endpoint: str, credentials: dict[str, str]) -> None:
             },
         }
     }
-    _stack(endpoint, east, "worker", function)
+    create_stack(endpoint, east, "worker", function)
 
 
 def _account_c_stacks(endpoint: str, credentials: dict[str, str]) -> None:
     """Account C, west: a parent stack whose nested child's queue takes its DLQ's ARN from the
     parent."""
-    west = _session(WEST, credentials)
+    west = session(WEST, credentials)
     child = {
         "Parameters": {"DlqArn": {"Type": "String"}},
         "Resources": {
@@ -258,38 +171,38 @@ def _account_c_stacks(endpoint: str, credentials: dict[str, str]) -> None:
             },
         }
     }
-    _stack(endpoint, west, "events", parent)
+    create_stack(endpoint, west, "events", parent)
 
 
 def _iam(endpoint: str) -> tuple[str, str]:
     """The auditing user (its access key), the audit roles in B and C, a role in C that may not
     read templates, and a role in the caller's account that trusts someone else."""
-    iam = _session(EAST).client("iam", endpoint_url=endpoint)
+    iam = session(EAST).client("iam", endpoint_url=endpoint)
     iam.create_user(UserName="auditor")
     iam.put_user_policy(
-        UserName="auditor", PolicyName="audit", PolicyDocument=_policy(AUDIT_ACTIONS)
+        UserName="auditor", PolicyName="audit", PolicyDocument=policy(AUDIT_ACTIONS)
     )
     key = iam.create_access_key(UserName="auditor")["AccessKey"]
     iam.create_role(
-        RoleName="locked", AssumeRolePolicyDocument=_trust("arn:aws:iam::999999999999:root")
+        RoleName="locked", AssumeRolePolicyDocument=trust("arn:aws:iam::999999999999:root")
     )
     for role_arn in (ROLE_B, ROLE_C):
-        in_account = _session(EAST, _as_account(endpoint, role_arn)).client(
+        in_account = session(EAST, as_account(endpoint, role_arn)).client(
             "iam", endpoint_url=endpoint
         )
         in_account.create_role(
-            RoleName="audit", AssumeRolePolicyDocument=_trust(f"arn:aws:iam::{CALLER}:root")
+            RoleName="audit", AssumeRolePolicyDocument=trust(f"arn:aws:iam::{CALLER}:root")
         )
         in_account.put_role_policy(
-            RoleName="audit", PolicyName="audit", PolicyDocument=_policy(AUDIT_ACTIONS[:-1])
+            RoleName="audit", PolicyName="audit", PolicyDocument=policy(AUDIT_ACTIONS[:-1])
         )
-    in_c = _session(EAST, _as_account(endpoint, ROLE_C)).client("iam", endpoint_url=endpoint)
+    in_c = session(EAST, as_account(endpoint, ROLE_C)).client("iam", endpoint_url=endpoint)
     in_c.create_role(
-        RoleName="partial", AssumeRolePolicyDocument=_trust(f"arn:aws:iam::{CALLER}:root")
+        RoleName="partial", AssumeRolePolicyDocument=trust(f"arn:aws:iam::{CALLER}:root")
     )
     no_templates = [a for a in AUDIT_ACTIONS if a != "cloudformation:GetTemplate"]
     in_c.put_role_policy(
-        RoleName="partial", PolicyName="audit", PolicyDocument=_policy(no_templates[:-1])
+        RoleName="partial", PolicyName="audit", PolicyDocument=policy(no_templates[:-1])
     )
     return str(key["AccessKeyId"]), str(key["SecretAccessKey"])
 
@@ -298,13 +211,13 @@ def _iam(endpoint: str) -> tuple[str, str]:
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     """The server with every account's stacks, checking IAM from then on; stopped (its process,
     by id) at the end."""
-    process, port = _start(tmp_path_factory.mktemp("deployed") / "moto.log")
+    process, port = start_server(tmp_path_factory.mktemp("deployed") / "moto.log")
     endpoint = f"http://127.0.0.1:{port}"
     try:
         key_id, secret = _iam(endpoint)
         _caller_stacks(endpoint)
-        _account_b_stacks(endpoint, _as_account(endpoint, ROLE_B))
-        _account_c_stacks(endpoint, _as_account(endpoint, ROLE_C))
+        _account_b_stacks(endpoint, as_account(endpoint, ROLE_B))
+        _account_c_stacks(endpoint, as_account(endpoint, ROLE_C))
         request = urllib.request.Request(
             f"{endpoint}/moto-api/reset-auth",
             data=b"0",  # authorize every request from now on

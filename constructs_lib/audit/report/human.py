@@ -32,6 +32,27 @@ def accepted_text(summary: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def metrics_text(summary: Mapping[str, Any]) -> str:
+    """With ``--metrics``: how many queues were judged with their own series, and what the
+    input covers; "" without it."""
+    metrics = summary.get("metrics")
+    if not metrics:
+        return ""
+    judged = metrics["queues_with_metrics"]
+    covered = metrics["covered"]
+    text = (
+        f"metrics: {judged:,} of {judged + metrics['queues_without_metrics']:,} queues judged "
+        f"with their own series; the input covers {len(covered):,} account-regions"
+        + (f" ({', '.join(covered[:5])}{', ...' if len(covered) > 5 else ''})" if covered else "")
+    )
+    if metrics.get("data_points") is not None:
+        text += f", {metrics['data_points']:,} data points read"
+    problems = metrics.get("problems")
+    if problems:
+        text += f", {problems:,} objects not read whole (see the run's messages)"
+    return text
+
+
 def with_state(findings: list[Finding]) -> bool:
     """Whether a listing needs a state column: something was suppressed or compared."""
     return any(f.state != "open" for f in findings)

@@ -17,6 +17,7 @@ from constructs_lib.audit.report.human import (
     fleet_lead,
     fleet_rule_cells,
     fleet_stack_cells,
+    metrics_text,
     resource_text,
     rule_titles,
     text_fleet_shown,
@@ -79,6 +80,7 @@ def render_markdown(result: AuditResult) -> str:
         f"{f' ({accepted})' if accepted else ''}.",
         f"{summary['files_clean']} clean, {summary['files_with_findings']} with findings, "
         f"{summary['files_unparseable']} unparseable.",
+        *([metrics_text(summary).capitalize() + "."] if summary.get("metrics") else []),
         "",
     ]
     findings, more, view = listed(result)

@@ -15,6 +15,7 @@ from constructs_lib.audit.report.human import (
     fleet_lead,
     fleet_rule_cells,
     fleet_stack_cells,
+    metrics_text,
     physical_name,
     resource_text,
     rule_titles,
@@ -119,4 +120,6 @@ def render_table(result: AuditResult) -> str:
         f"{summary['files_with_findings']} with findings, {summary['files_unparseable']} unparseable"
         + (f"; {accepted}" if accepted else "")
     )
+    if observed := metrics_text(summary):
+        out.append(observed)
     return "\n".join(out) + "\n"

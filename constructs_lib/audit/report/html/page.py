@@ -25,6 +25,7 @@ from constructs_lib.audit.report.html.findings import (
     stack_groups,
 )
 from constructs_lib.audit.report.html.fleet_section import fleet_section, stack_key
+from constructs_lib.audit.report.human import metrics_text
 from constructs_lib.audit.report.summary import listed, listed_fixed, more_findings, summarize
 
 
@@ -68,10 +69,12 @@ def _counts(summary: Mapping[str, Any]) -> str:
         item("files_unparseable", summary["files_unparseable"], "could not be read"),
         item("queues", summary["queues"], "queues"),
     ]
+    observed = metrics_text(summary)
     return (
         '<p class="label">Findings that decide the exit status</p><ul class="counts">'
         + "".join(deciding)
         + f'</ul>{known}<p class="label">Templates</p><ul class="counts">{"".join(files)}</ul>'
+        + (f'<p class="metrics">{html.escape(observed.capitalize())}.</p>' if observed else "")
     )
 
 

@@ -21,6 +21,7 @@ from constructs_lib.audit import (
     suppressions,
 )
 from constructs_lib.audit.inputs import discovery, objects
+from constructs_lib.audit.metrics import request as metrics_request
 
 if TYPE_CHECKING:
     from constructs_lib.audit.model import AuditResult
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_acceptance_options(parser)
     _add_engine_options(parser)
     _add_parameter_values(parser)
+    _add_metrics_options(parser)
     add_limit_options(parser)
     return parser
 
@@ -180,6 +182,60 @@ def _add_parameter_values(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _window_days(text: str) -> int:
+    low, high = metrics_request.MIN_WINDOW_DAYS, metrics_request.MAX_WINDOW_DAYS
+    try:
+        days = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number of days; give {low} to {high}"
+        ) from None
+    if not low <= days <= high:
+        raise argparse.ArgumentTypeError(
+            f"{days} days is outside {low} to {high} (CloudWatch keeps no data point longer "
+            f"than {high} days); give {low} to {high}"
+        )
+    return days
+
+
+def _add_metrics_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("metrics (how the queues behave: rules QR030-QR034)")
+    group.add_argument(
+        "--metrics",
+        metavar="PATH_OR_S3_URL",
+        help="CloudWatch metric stream output (JSON lines, gzip or Parquet, as Firehose "
+        "delivers it to S3) with the AWS/SQS and AWS/Lambda namespaces: a file, a folder or "
+        "s3://BUCKET/PREFIX/",
+    )
+    group.add_argument(
+        "--metrics-window",
+        type=_window_days,
+        metavar="DAYS",
+        help="days of data points up to the newest one that the figures cover "
+        f"({metrics_request.MIN_WINDOW_DAYS}-{metrics_request.MAX_WINDOW_DAYS}; default "
+        f"{metrics_request.DEFAULT_WINDOW_DAYS})",
+    )
+
+
+def metrics_from(args: argparse.Namespace) -> metrics_request.MetricsRequest | None:
+    """The run's ``--metrics`` request, None without one; ValueError naming the fix for
+    options that do not go together or a path that does not exist."""
+    if args.metrics is None:
+        if args.metrics_window is not None:
+            raise ValueError(
+                f"--metrics-window {args.metrics_window} sets the window of --metrics: give "
+                "--metrics PATH_OR_S3_URL too, or drop --metrics-window"
+            )
+        return None
+    if not objects.is_object_url(args.metrics) and not os.path.exists(args.metrics):
+        raise ValueError(
+            f"--metrics {args.metrics}: no such file or folder; give a metric stream's "
+            "output folder, one of its objects, or s3://BUCKET/PREFIX/"
+        )
+    days = args.metrics_window or metrics_request.DEFAULT_WINDOW_DAYS
+    return metrics_request.MetricsRequest(args.metrics, days)
+
+
 def _bounded(kind: type, low: float, high: float) -> Any:
     def convert(text: str) -> Any:
         value = kind(text)
@@ -275,6 +331,8 @@ def check_modules(args: argparse.Namespace) -> None:
             optional.check(module, "the Spark engine (--engine spark, --master, --remote)")
     if args.output_dir:
         optional.check("pyarrow", "--output-dir (Parquet)")
+    if args.metrics:
+        optional.check("pyarrow", "--metrics (metric stream output)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -287,6 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"no such file or folder: {', '.join(missing)}; give template files, folders of "
             "templates, a synthesized cdk.out or s3:// URLs"
         )
+    try:
+        metrics = metrics_from(args)
+    except ValueError as error:
+        build_parser().error(str(error))
     try:
         check_modules(args)
     except optional.MissingExtra as error:
@@ -333,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except optional.MissingExtra as error:
             build_parser().error(str(error))
     try:
-        with _audit(args, files, overrides, accepts) as result:
+        with _audit(args, files, overrides, accepts, metrics) as result:
             _write(report.stream(args.format, result, docs_url=args.docs_url), args.output)
             summary = report.summarize(result)
             if args.write_baseline:
@@ -405,9 +467,13 @@ def _audit(
     files: list[tuple[str, str]],
     overrides: parameters.Overrides,
     accepts: acceptance.Acceptance,
+    metrics: metrics_request.MetricsRequest | None = None,
 ) -> Iterator[AuditResult]:
     """The run's result, for as long as the report takes to write: a Spark result streams its
-    findings from the session, which this command then stops (when it started it)."""
+    findings from the session, which this command then stops (when it started it).
+
+    ``metrics`` is ``--metrics`` and ``--metrics-window`` (None without them), for the engines
+    to aggregate (``metrics.aggregate``, ``spark.metrics``) and join to the queues."""
     limits = limits_from(args)
     if choose_engine(args, len(files)) == "local":
         from constructs_lib.audit import engine, outputs

@@ -72,6 +72,8 @@ def list_objects(location: str) -> list[StreamObject]:
     MetricsInputError when the location does not exist or cannot be listed."""
     if objects.is_object_url(location):
         return _list_bucket(location)
+    # Absolute: a Spark task reads from its own working directory, not the driver's.
+    location = os.path.abspath(location)
     if os.path.isfile(location):
         return [StreamObject(location, os.stat(location).st_size, delivery_hour(location))]
     if not os.path.isdir(location):

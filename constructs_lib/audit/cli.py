@@ -8,278 +8,35 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from constructs_lib.audit import (
     acceptance,
     baseline,
+    observations,
     optional,
     parameters,
-    profiles,
     report,
-    safety,
     suppressions,
 )
+from constructs_lib.audit.cli_options import (
+    auto_spark_files,
+    build_parser,
+    limits_from,
+    metrics_from,
+)
 from constructs_lib.audit.inputs import deployed, discovery, objects
+from constructs_lib.audit.metrics import request as metrics_request
 
 if TYPE_CHECKING:
+    from constructs_lib.audit.metrics.aggregate import MetricsInput
     from constructs_lib.audit.model import AuditResult
-
-# The local engine is faster than Spark on one machine at every fleet size measured (2 cores,
-# up to 100,000 templates: docs/performance.md, "Audit on Spark"), but it holds every parsed row
-# in memory: 1,483 MiB at 100,000 generated templates, about 15.2 KiB each (docs/performance.md).
-# So --engine auto keeps a fleet local while it needs at most half this machine's memory, and
-# runs Spark beyond.
-LOCAL_BYTES_PER_TEMPLATE = 16 * 1024
-
-
-def auto_spark_files() -> int:
-    """The fleet size from which ``--engine auto`` runs Spark on this machine."""
-    try:
-        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError):  # not every platform reports it
-        memory = 8 * 2**30
-    return max(1, memory // 2 // LOCAL_BYTES_PER_TEMPLATE)
-
 
 # Exit status of a run that could not finish (the Spark job failed, workers could not start):
 # distinct from 0 (no finding at --fail-on), 1 (findings) and 2 (usage errors).
 EXIT_NOT_FINISHED = 3
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="queue-audit",
-        description="Find SQS resilience faults (rules QR001-QR034) across CloudFormation "
-        "templates and cdk.out cloud assemblies, following references across stacks.",
-    )
-    _add_inputs(parser)
-    _add_report_options(parser)
-    _add_acceptance_options(parser)
-    _add_engine_options(parser)
-    _add_parameter_values(parser)
-    add_limit_options(parser)
-    return parser
-
-
-def _add_inputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
-        "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs (optional with --deployed)",
-    )
-    group = parser.add_argument_group('deployed stacks (docs/audit.md, "Deployed stacks")')
-    group.add_argument(
-        "--deployed",
-        action="store_true",
-        help="also audit the CloudFormation stacks deployed in the caller's account and each "
-        "--role-arn's, in each --region (read-only calls)",
-    )
-    group.add_argument(
-        "--region",
-        action="append",
-        default=[],
-        metavar="REGION",
-        help="a region to read with --deployed (repeatable; default: the configured region)",
-    )
-    group.add_argument(
-        "--role-arn",
-        action="append",
-        default=[],
-        metavar="ARN",
-        help="a role to assume for another account's stacks with --deployed (repeatable)",
-    )
-    group.add_argument(
-        "--role-arns-file",
-        metavar="FILE",
-        help="role ARNs, one a line (# comments), as --role-arn",
-    )
-
-
-def _add_report_options(parser: argparse.ArgumentParser) -> None:
-    """The report, the exit status, the findings datasets, and the profile they are graded by."""
-    parser.add_argument("--format", choices=report.FORMATS, default="table")
-    parser.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
-    parser.add_argument(
-        "--fail-on",
-        choices=("error", "warning", "info", "never"),
-        default="error",
-        help="exit 1 when a finding is at least this severe (default: error)",
-    )
-    parser.add_argument(
-        "--output-dir",
-        metavar="DIR",
-        help="also write the findings as Parquet and JSON Lines into a new run=<time> folder "
-        "under DIR (a path every executor can reach, or s3://bucket/prefix)",
-    )
-    # The name of --output-dir before it wrote JSON Lines too; kept so scripts keep working.
-    parser.add_argument("--parquet", dest="output_dir", metavar="DIR", help=argparse.SUPPRESS)
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument(
-        "--docs-url",
-        metavar="URL",
-        help="where the documentation is published: the HTML report links each rule to its "
-        "section there (default: to the rule's summary at the end of the report)",
-    )
-    parser.add_argument(
-        "--profile",
-        choices=profiles.PROFILES,
-        default=profiles.DEFAULT_PROFILE,
-        help="recommended (default): the rules that fire on nearly every queue and flag a gap in "
-        "observability or hardening (QR013, QR015, QR025) report as info; all: every "
-        "rule at its catalog severity. A suppressions file's 'rules' levels win over either",
-    )
-
-
-def _add_acceptance_options(parser: argparse.ArgumentParser) -> None:
-    accepted = parser.add_argument_group(
-        "accepted findings (suppressions in template Metadata always apply)"
-    )
-    accepted.add_argument(
-        "--suppressions",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="a YAML or JSON file of suppressions for templates the team cannot edit: rule, "
-        "template/stack/resource globs, reason, optional expiry; and 'rules' levels "
-        "(QR025: info, or {level: off, reason: ...}) (repeatable)",
-    )
-    accepted.add_argument(
-        "--baseline",
-        metavar="FILE",
-        help="a baseline written by --write-baseline: only findings not in it decide the exit "
-        "status; the report shows new, unchanged and fixed findings",
-    )
-    accepted.add_argument(
-        "--fail-on-changed",
-        action="store_true",
-        help="with --baseline: a known finding whose values changed (a visibility timeout cut "
-        "from 30 s to 20 s) decides the exit status too, as a new one does",
-    )
-    accepted.add_argument(
-        "--write-baseline",
-        metavar="FILE",
-        help="record this run's findings (all but the suppressed ones) as a baseline",
-    )
-
-
-def _add_engine_options(parser: argparse.ArgumentParser) -> None:
-    spark = parser.add_argument_group("engine")
-    spark.add_argument(
-        "--engine",
-        choices=("auto", "local", "spark"),
-        default="auto",
-        help="local: worker processes on this machine; spark: a Spark job; auto (default): "
-        "spark when --master or --remote is given or the fleet needs more than half this "
-        f"machine's memory in the local engine (here from {auto_spark_files():,} templates), "
-        "else local",
-    )
-    where = spark.add_mutually_exclusive_group()
-    where.add_argument(
-        "--master",
-        help="Spark master URL (default: local[*], or the one spark-submit was given)",
-    )
-    where.add_argument(
-        "--remote", metavar="sc://HOST:PORT", help="run the job through a Spark Connect server"
-    )
-
-
-def _add_parameter_values(parser: argparse.ArgumentParser) -> None:
-    values = parser.add_argument_group("parameter values (default: each parameter's Default)")
-    values.add_argument(
-        "--parameter-overrides",
-        nargs="+",
-        default=[],
-        metavar="[STACK:]KEY=VALUE",
-        help="parameter values, for every stack or for STACK only (as `aws cloudformation "
-        "deploy --parameter-overrides` takes them); AWS::Region=... replaces a placeholder",
-    )
-    values.add_argument(
-        "--parameters-file",
-        action="append",
-        default=[],
-        metavar="[STACK=]FILE",
-        help='JSON parameters: [{"ParameterKey": ..., "ParameterValue": ...}] or an object of '
-        "key -> value; for every stack, or for STACK only (repeatable; overrides win)",
-    )
-
-
-def _bounded(kind: type, low: float, high: float) -> Any:
-    def convert(text: str) -> Any:
-        value = kind(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}")
-        return value
-
-    convert.__name__ = kind.__name__
-    return convert
-
-
-def _size(text: str) -> int:
-    try:
-        return safety.parse_size(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def add_limit_options(parser: argparse.ArgumentParser) -> None:
-    """What one file may cost (docs/audit.md, "Limits and safety"); a file over a limit is a
-    QR901 that names the limit and the option."""
-    group = parser.add_argument_group("limits per file")
-    size = safety.size_text
-    group.add_argument(
-        "--max-file-size",
-        type=_size,
-        default=safety.MAX_FILE_BYTES,
-        metavar="SIZE",
-        help=f"larger files are not read (bytes, or K/M/G; default {size(safety.MAX_FILE_BYTES)})",
-    )
-    group.add_argument(
-        "--max-depth",
-        # Above 1,000 levels the parsers themselves may overflow the stack: not an option.
-        type=_bounded(int, 1, 1000),
-        default=safety.MAX_DEPTH,
-        metavar="N",
-        help=f"deepest nesting of JSON or YAML (1-1000; default {safety.MAX_DEPTH})",
-    )
-    group.add_argument(
-        "--max-yaml-nodes",
-        type=_bounded(int, 1, 10**9),
-        default=safety.MAX_YAML_NODES,
-        metavar="N",
-        help="most YAML nodes once aliases and merge keys are expanded "
-        f"(default {safety.MAX_YAML_NODES:,})",
-    )
-    group.add_argument(
-        "--parse-timeout",
-        type=_bounded(float, 0.1, 86400),
-        default=safety.PARSE_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"longest time to read and parse one file (default {safety.PARSE_TIMEOUT_S:g})",
-    )
-    group.add_argument(
-        "--max-parse-memory",
-        type=_size,
-        default=safety.MAX_PARSE_MEMORY_BYTES,
-        metavar="SIZE",
-        help="memory a parsing worker may add while parsing "
-        f"(default {size(safety.MAX_PARSE_MEMORY_BYTES)})",
-    )
-
-
-def limits_from(args: argparse.Namespace) -> safety.ReadLimits:
-    return safety.ReadLimits(
-        max_file_bytes=args.max_file_size,
-        max_depth=args.max_depth,
-        max_yaml_nodes=args.max_yaml_nodes,
-        parse_timeout_s=args.parse_timeout,
-        max_parse_memory_bytes=args.max_parse_memory,
-    )
-
-
-# What every run reads with: YAML templates and suppressions files, SAM templates, s3:// URLs.
 AUDIT_MODULES = ("yaml", "samtranslator", "boto3")
 # What the Spark engine adds: the session (classic or Spark Connect) and the Arrow batches.
 SPARK_MODULES = ("pyspark", "pyarrow", "pandas")
@@ -301,6 +58,8 @@ def check_modules(args: argparse.Namespace) -> None:
             optional.check(module, "the Spark engine (--engine spark, --master, --remote)")
     if args.output_dir:
         optional.check("pyarrow", "--output-dir (Parquet)")
+    if args.metrics:
+        optional.check("pyarrow", "--metrics (metric stream output)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -314,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"no such file or folder: {', '.join(missing)}; give template files, folders of "
             "templates, a synthesized cdk.out or s3:// URLs"
         )
+    try:
+        metrics = metrics_from(args)
+    except ValueError as error:
+        build_parser().error(str(error))
     try:
         check_modules(args)
     except optional.MissingExtra as error:
@@ -363,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except optional.MissingExtra as error:
             build_parser().error(str(error))
     try:
-        with _audit(args, files, overrides, accepts) as result:
+        with _audit(args, files, overrides, accepts, metrics) as result:
             _write(report.stream(args.format, result, docs_url=args.docs_url), args.output)
             summary = report.summarize(result)
             if args.write_baseline:
@@ -455,13 +218,22 @@ def _audit(
     files: list[tuple[str, str]],
     overrides: parameters.Overrides,
     accepts: acceptance.Acceptance,
+    metrics: metrics_request.MetricsRequest | None = None,
 ) -> Iterator[AuditResult]:
     """The run's result, for as long as the report takes to write: a Spark result streams its
-    findings from the session, which this command then stops (when it started it)."""
+    findings from the session, which this command then stops (when it started it).
+
+    ``metrics`` is ``--metrics`` and ``--metrics-window`` (None without them), for the engines
+    to aggregate (``metrics.aggregate``, ``spark.metrics``) and join to the queues."""
     limits = limits_from(args)
     if choose_engine(args, len(files)) == "local":
         from constructs_lib.audit import engine, outputs
 
+        observed = None
+        if metrics is not None:
+            from constructs_lib.audit.metrics.aggregate import read_and_aggregate
+
+            observed = _observed(args, read_and_aggregate(metrics.location, metrics.window_days))
         result = engine.audit_files(
             files,
             limits,
@@ -469,6 +241,7 @@ def _audit(
             progress=None if args.quiet else _Progress(),
             acceptance=accepts,
             deployed=args.targets,
+            metrics=observed,
         )
         if args.output_dir:
             outputs.write_result(result, args.output_dir)
@@ -483,6 +256,12 @@ def _audit(
     active = None if args.master or args.remote else SparkSession.getActiveSession()
     spark = active or session.create_session(args.master, args.remote)
     try:
+        observed = None
+        if metrics is not None:
+            from constructs_lib.audit.spark import metrics as spark_metrics
+
+            read = spark_metrics.read_and_aggregate(spark, metrics.location, metrics.window_days)
+            observed = _observed(args, read)
         result = job.run(
             spark,
             files,
@@ -493,12 +272,27 @@ def _audit(
             gather=False,
             acceptance=accepts,
             deployed=args.targets,
+            metrics=observed,
         )
         yield result
         streaming.release(result)
     finally:
         if active is None:
             spark.stop()
+
+
+def _observed(args: argparse.Namespace, read: MetricsInput) -> observations.Metrics:
+    """The metrics input for the engines; each object not read whole is said on stderr (and
+    listed in the summary), even with --quiet: it changes what the run could judge."""
+    for location, reason in read.problems:
+        print(f"queue-audit: --metrics: {location} not read whole: {reason}", file=sys.stderr)
+    if not args.quiet:
+        print(
+            f"queue-audit: --metrics: {read.data_points:,} data points in "
+            f"{read.objects_read:,} objects, {len(read.series):,} series",
+            file=sys.stderr,
+        )
+    return observations.of_input(read)
 
 
 class _Progress:

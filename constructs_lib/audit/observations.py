@@ -17,10 +17,13 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from constructs_lib.audit import model
 from constructs_lib.audit.model import CoverageRow, ResourceRow, SeriesRow
+
+if TYPE_CHECKING:  # pyarrow, which reading metrics needs, is an extra
+    from constructs_lib.audit.metrics.aggregate import MetricsInput
 
 SQS_NAMESPACE = "AWS/SQS"
 LAMBDA_NAMESPACE = "AWS/Lambda"
@@ -104,6 +107,27 @@ def for_group(
             coverage = metrics.coverage[(key[0], key[1])]
             added.append((model.MEMBER_OBSERVED, "", model.coverage_row(coverage)))
     return added
+
+
+def of_input(read: MetricsInput) -> Metrics:
+    """The aggregated ``--metrics`` input (either engine's), indexed for the join, with what
+    reading it found for the summary: the window, what was read, and every object not read
+    whole with the reason."""
+    return Metrics.of(
+        read.series,
+        read.coverage,
+        {
+            "location": read.location,
+            "window_days": read.window_days,
+            "window_start": read.window_start,
+            "window_end": read.window_end,
+            "objects_read": read.objects_read,
+            "objects_skipped": read.objects_skipped,
+            "data_points": read.data_points,
+            "problems": len(read.problems),
+            "problem_objects": [{"object": o, "reason": r} for o, r in read.problems],
+        },
+    )
 
 
 def observed(metrics: Metrics, row: ResourceRow) -> bool:

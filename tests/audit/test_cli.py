@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import cli
+from constructs_lib.audit import cli, cli_options
 from tests.audit.conftest import healthy, props, write
 
 
@@ -126,11 +126,11 @@ def test_engine_choice(argv: list[str], files: int, expected: str) -> None:
 
 def test_auto_runs_spark_from_the_fleet_size_the_local_engine_should_not_hold() -> None:
     args = cli.build_parser().parse_args(["fleet"])
-    threshold = cli.auto_spark_files()
+    threshold = cli_options.auto_spark_files()
     # half of this machine's memory, at the measured cost of a template in the local engine
-    assert threshold * cli.LOCAL_BYTES_PER_TEMPLATE * 2 <= os.sysconf("SC_PHYS_PAGES") * os.sysconf(
-        "SC_PAGE_SIZE"
-    )
+    assert threshold * cli_options.LOCAL_BYTES_PER_TEMPLATE * 2 <= os.sysconf(
+        "SC_PHYS_PAGES"
+    ) * os.sysconf("SC_PAGE_SIZE")
     assert cli.choose_engine(args, threshold - 1) == "local"
     assert cli.choose_engine(args, threshold) == "spark"
 

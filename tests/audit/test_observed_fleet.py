@@ -1,27 +1,12 @@
-"""The fleet as deployed and as it behaves: stacks in two accounts and two regions on moto's
-server (the second account reached through AssumeRole), and CloudWatch metric stream output
-written by the test to the server's S3 as Firehose writes it (gzip JSON under hourly prefixes),
-with planted behaviours:
-
-- ``slow``: the consumer ran 58 s with a 5 s batching window on a 60 s visibility timeout (QR030);
-- ``aging``: its dead-letter queue held a message 700,000 s, past half of 14 days (QR031);
-- ``unwatched``: its dead-letter queue held 3 messages and no alarm watches it (QR032 in place
-  of the static QR010);
-- ``throttled``: its consumer was throttled 12 times (QR033);
-- ``idle``: no data point at all over 14 days that its account and region's metrics cover
-  (QR034);
-- ``steady``: a healthy pipeline with ordinary figures, which must get no finding at all.
-
-Nothing is mocked: the stacks are created by moto's CloudFormation, read back by the audit
-through its APIs, and the metrics are read from its S3. The expected findings are written out
-here from the planted values, not produced by the code under test.
-"""
+"""The fleet as deployed and as it behaves (``planted_fleet.py``): stacks in two accounts and
+two regions on moto's server, the second account reached through AssumeRole, and a fortnight of
+metric stream output in its S3. Nothing is mocked: the stacks are created by moto's
+CloudFormation and read back by the audit through its APIs, and the metrics are read from its
+S3."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,178 +15,24 @@ import pytest
 
 from constructs_lib.audit import engine, model
 from constructs_lib.audit.inputs import deployed
-from tests.audit.conftest import healthy
 from tests.audit.moto_accounts import (
     CALLER,
     EAST,
     WEST,
     Fleet,
     as_account,
-    create_stack,
     policy,
     session,
     start_server,
     trust,
 )
+from tests.audit.planted_fleet import BEHAVIOUR_RULES, DAYS, expected, plant_stacks, write_metrics
 
 pytest.importorskip("boto3")
 
 ACCOUNT_B = "111111111111"
 ROLE_B = f"arn:aws:iam::{ACCOUNT_B}:role/audit"
-BUCKET = "metric-stream"
-PREFIX = "cloudwatch"
-HOUR_MS = 3600 * 1000
-DAYS = 14
-# The newest data point: the window reaches DAYS back from it.
-END_MS = 1_795_000_000_000 - 1_795_000_000_000 % HOUR_MS
-BEHAVIOUR_RULES = ("QR030", "QR031", "QR032", "QR033", "QR034")
-
-
-def _queue_arn(account: str, region: str, name: str) -> str:
-    return f"arn:aws:sqs:{region}:{account}:{name}"
-
-
-def _function_arn(account: str, region: str, name: str) -> str:
-    return f"arn:aws:lambda:{region}:{account}:function:{name}"
-
-
-# (rule, the resource's ARN) the planted behaviours must give, and nothing else of QR030-QR034.
-EXPECTED = {
-    ("QR030", ""),  # on the event source mapping: it has no ARN of its own
-    ("QR031", _queue_arn(ACCOUNT_B, WEST, "aging-dlq")),
-    ("QR032", _queue_arn(ACCOUNT_B, EAST, "unwatched-dlq")),
-    ("QR033", _function_arn(CALLER, WEST, "throttled-worker")),
-    ("QR034", _queue_arn(CALLER, EAST, "idle")),
-}
-
-
-def _consumer(name: str) -> dict[str, Any]:
-    """``healthy(name)`` with a named function and the execution role moto requires."""
-    template = healthy(name)
-    resources = template["Resources"]
-    resources["Fn"]["Properties"]["FunctionName"] = f"{name}-worker"
-    resources["Fn"]["Properties"]["Role"] = {"Fn::GetAtt": ["Role", "Arn"]}
-    assume = {"Effect": "Allow", "Action": "sts:AssumeRole"}
-    resources["Role"] = {
-        "Type": "AWS::IAM::Role",
-        "Properties": {
-            "AssumeRolePolicyDocument": {
-                "Version": "2012-10-17",
-                "Statement": [{**assume, "Principal": {"Service": "lambda.amazonaws.com"}}],
-            }
-        },
-    }
-    return template
-
-
-def _pipeline(name: str) -> dict[str, Any]:
-    """A queue, its DLQ, their alarms and TLS-only policy, without a consumer."""
-    template = healthy(name)
-    del template["Resources"]["Fn"], template["Resources"]["Esm"]
-    return template
-
-
-def _slow() -> dict[str, Any]:
-    template = _consumer("slow")
-    resources = template["Resources"]
-    resources["Fn"]["Properties"]["Timeout"] = 50
-    resources["Esm"]["Properties"]["MaximumBatchingWindowInSeconds"] = 5
-    return template
-
-
-def _unwatched() -> dict[str, Any]:
-    template = _pipeline("unwatched")
-    del template["Resources"]["DlqDepth"], template["Resources"]["DlqAge"]
-    return template
-
-
-def _stacks(endpoint: str) -> None:
-    east, west = session(EAST), session(WEST)
-    create_stack(endpoint, east, "slow", _slow())
-    create_stack(endpoint, east, "idle", _pipeline("idle"))
-    create_stack(endpoint, east, "steady", _consumer("steady"))
-    create_stack(endpoint, west, "throttled", _consumer("throttled"))
-    in_b = as_account(endpoint, ROLE_B)
-    create_stack(endpoint, session(WEST, in_b), "aging", _pipeline("aging"))
-    create_stack(endpoint, session(EAST, in_b), "unwatched", _unwatched())
-
-
-# (account, region, namespace, dimension, name, metric, (value.max, value.sum) in the newest
-# hour, (value.max, value.sum) in every other hour)
-Series = tuple[str, str, str, str, str, str, tuple[float, float], tuple[float, float]]
-
-
-def _series() -> list[Series]:
-    sqs, fn = ("AWS/SQS", "QueueName"), ("AWS/Lambda", "FunctionName")
-    planted: list[Series] = []
-    for account, region, queue in (
-        (CALLER, EAST, "slow"),
-        (CALLER, EAST, "steady"),
-        (CALLER, WEST, "throttled"),
-        (ACCOUNT_B, WEST, "aging"),
-        (ACCOUNT_B, EAST, "unwatched"),
-    ):
-        for metric in ("NumberOfMessagesSent", "NumberOfMessagesReceived"):
-            planted.append((account, region, *sqs, queue, metric, (4, 40), (4, 40)))
-        planted.append(
-            (account, region, *sqs, queue, "ApproximateAgeOfOldestMessage", (30, 30), (5, 5))
-        )
-        dlq = f"{queue}-dlq"
-        age = 700_000.0 if queue == "aging" else 0.0
-        depth = 3.0 if queue in ("unwatched", "aging") else 0.0
-        planted.append(
-            (account, region, *sqs, dlq, "ApproximateAgeOfOldestMessage", (age, age), (0, 0))
-        )
-        planted.append(
-            (
-                account,
-                region,
-                *sqs,
-                dlq,
-                "ApproximateNumberOfMessagesVisible",
-                (depth, depth),
-                (0, 0),
-            )
-        )
-    for account, region, worker, longest, throttles in (
-        (CALLER, EAST, "slow-worker", 58_000.0, 0.0),
-        (CALLER, EAST, "steady-worker", 2_000.0, 0.0),
-        (CALLER, WEST, "throttled-worker", 3_000.0, 12.0),
-    ):
-        planted.append((account, region, *fn, worker, "Duration", (longest, longest), (900, 900)))
-        planted.append((account, region, *fn, worker, "Throttles", (throttles, throttles), (0, 0)))
-    return planted
-
-
-def _records(hour: int, planted: list[Series]) -> Iterator[dict[str, Any]]:
-    """One data point per series in the hour ``hour`` hours before END_MS."""
-    timestamp = END_MS - hour * HOUR_MS
-    for account, region, namespace, dimension, name, metric, newest, other in planted:
-        largest, total = newest if hour == 0 else other
-        yield {
-            "metric_stream_name": "queue-audit",
-            "account_id": account,
-            "region": region,
-            "namespace": namespace,
-            "metric_name": metric,
-            "dimensions": {dimension: name},
-            "timestamp": timestamp,
-            "value": {"max": float(largest), "min": 0.0, "sum": float(total), "count": 1.0},
-            "unit": "Count",
-        }
-
-
-def _write_metrics(endpoint: str) -> str:
-    """Every hour of DAYS days as Firehose writes it: gzip JSON lines under YYYY/MM/DD/HH/."""
-    s3 = session(EAST).client("s3", endpoint_url=endpoint)
-    s3.create_bucket(Bucket=BUCKET)
-    planted = _series()
-    for hour in range(DAYS * 24 + 1):
-        stamp = time.gmtime((END_MS - hour * HOUR_MS) / 1000)
-        key = f"{PREFIX}/{time.strftime('%Y/%m/%d/%H', stamp)}/queue-audit-1-{hour:04d}.gz"
-        body = "".join(json.dumps(r) + "\n" for r in _records(hour, planted))
-        s3.put_object(Bucket=BUCKET, Key=key, Body=gzip.compress(body.encode()))
-    return f"s3://{BUCKET}/{PREFIX}/"
+EXPECTED = expected(ACCOUNT_B)
 
 
 @pytest.fixture(scope="module")
@@ -217,8 +48,8 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, str
         in_b.put_role_policy(
             RoleName="audit", PolicyName="audit", PolicyDocument=policy(["cloudformation:*"])
         )
-        _stacks(endpoint)
-        metrics = _write_metrics(endpoint)
+        plant_stacks(endpoint, as_account(endpoint, ROLE_B))
+        metrics = write_metrics(endpoint, ACCOUNT_B)
         yield Fleet(endpoint, "observer", "observer"), metrics
     finally:
         process.terminate()

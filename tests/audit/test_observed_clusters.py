@@ -1,0 +1,113 @@
+"""``queue-audit --deployed --metrics`` gives the same findings and the same metrics summary on
+the local engine, a local Spark session, the standalone cluster and Spark Connect.
+
+The fleet (``planted_fleet.py``) is created in the session's emulator, which the cluster's and
+the Connect server's executors reach with its settings: they list the stacks (one task per
+region) and read the metric objects themselves. That emulator acts as one account (it pins
+``MOTO_ACCOUNT_ID``), so the accounts are one here; ``test_observed_fleet.py`` runs the same
+fleet across two accounts on the local engine and a local session. Each run is the real CLI in a
+child process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.audit.clusters import ConnectServer, StandaloneCluster
+from tests.audit.moto_accounts import CALLER, EAST, WEST
+from tests.audit.planted_fleet import BEHAVIOUR_RULES, DAYS, expected, plant_stacks, write_metrics
+from tests.audit.s3server import S3Server
+
+pytestmark = [pytest.mark.cluster, pytest.mark.spark]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT = 600
+
+
+@pytest.fixture(scope="module")
+def metrics_url(s3_server: S3Server) -> str:
+    plant_stacks(s3_server.endpoint)
+    return write_metrics(s3_server.endpoint, CALLER)
+
+
+def _audit(metrics: str, engine: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "constructs_lib.audit",
+            "--deployed",
+            "--region",
+            EAST,
+            "--region",
+            WEST,
+            "--metrics",
+            metrics,
+            "--metrics-window",
+            str(DAYS),
+            *engine,
+            "--format",
+            "json",
+            "--quiet",
+        ],
+        env={**env, "PYTHONPATH": str(REPO_ROOT)},
+        cwd=cwd,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr.decode(errors="replace")[-3000:]
+    report: dict[str, Any] = json.loads(completed.stdout)
+    return report
+
+
+def _keyed(report: dict[str, Any]) -> list[tuple[str, ...]]:
+    fields = ("rule_id", "severity", "template", "stack", "resource", "message", "physical")
+    return sorted(tuple(f[name] for name in fields) for f in report["findings"])
+
+
+@pytest.fixture(scope="module")
+def reference(metrics_url: str, s3_server: S3Server, tmp_path_factory: Any) -> dict[str, Any]:
+    env = {**os.environ, **s3_server.env}
+    report = _audit(metrics_url, ["--engine", "local"], env, tmp_path_factory.mktemp("local"))
+    behaviour = {
+        (f["rule_id"], f["physical"]) for f in report["findings"] if f["rule_id"] in BEHAVIOUR_RULES
+    }
+    assert behaviour == expected(CALLER)
+    return report
+
+
+def _agrees(report: dict[str, Any], reference: dict[str, Any]) -> None:
+    assert _keyed(report) == _keyed(reference)
+    assert report["summary"]["metrics"] == reference["summary"]["metrics"]
+
+
+def test_a_local_session_agrees(
+    metrics_url: str, reference: dict[str, Any], s3_server: S3Server, tmp_path: Path
+) -> None:
+    env = {**os.environ, **s3_server.env}
+    _agrees(_audit(metrics_url, ["--master", "local[2]"], env, tmp_path), reference)
+
+
+def test_the_standalone_cluster_agrees(
+    metrics_url: str,
+    reference: dict[str, Any],
+    standalone_cluster: StandaloneCluster,
+    tmp_path: Path,
+) -> None:
+    engine = ["--master", standalone_cluster.master_url]
+    _agrees(_audit(metrics_url, engine, standalone_cluster.env, tmp_path), reference)
+
+
+def test_spark_connect_agrees(
+    metrics_url: str, reference: dict[str, Any], connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    engine = ["--remote", connect_server.url]
+    _agrees(_audit(metrics_url, engine, connect_server.env, tmp_path), reference)

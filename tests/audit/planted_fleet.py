@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tests.audit.conftest import healthy
@@ -44,11 +45,21 @@ def _function_arn(account: str, region: str, name: str) -> str:
     return f"arn:aws:lambda:{region}:{account}:function:{name}"
 
 
+def behaviour(findings: Iterable[Any]) -> set[tuple[str, str]]:
+    """(rule, ARN) of the findings of QR030-QR034, a mapping's UUID as ``*``."""
+    return {
+        (f["rule_id"], re.sub(r"(:event-source-mapping:).*", r"\1*", f["physical"]))
+        for f in findings
+        if f["rule_id"] in BEHAVIOUR_RULES
+    }
+
+
 def expected(other: str) -> set[tuple[str, str]]:
     """(rule, the resource's ARN) the planted behaviours must give, and nothing else of
     QR030-QR034; ``other`` is the account of the "aging" and "unwatched" stacks."""
     return {
-        ("QR030", ""),  # on the event source mapping: it has no ARN of its own
+        # on the event source mapping, whose ARN ends in the UUID Lambda gives it
+        ("QR030", f"arn:aws:lambda:{EAST}:{CALLER}:event-source-mapping:*"),
         ("QR031", _queue_arn(other, WEST, "aging-dlq")),
         ("QR032", _queue_arn(other, EAST, "unwatched-dlq")),
         ("QR033", _function_arn(CALLER, WEST, "throttled-worker")),

@@ -22,7 +22,7 @@ import pytest
 
 from tests.audit.clusters import ConnectServer, StandaloneCluster
 from tests.audit.moto_accounts import CALLER, EAST, WEST
-from tests.audit.planted_fleet import BEHAVIOUR_RULES, DAYS, expected, plant_stacks, write_metrics
+from tests.audit.planted_fleet import DAYS, behaviour, expected, plant_stacks, write_metrics
 from tests.audit.s3server import S3Server
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
@@ -77,10 +77,7 @@ def _keyed(report: dict[str, Any]) -> list[tuple[str, ...]]:
 def reference(metrics_url: str, s3_server: S3Server, tmp_path_factory: Any) -> dict[str, Any]:
     env = {**os.environ, **s3_server.env}
     report = _audit(metrics_url, ["--engine", "local"], env, tmp_path_factory.mktemp("local"))
-    behaviour = {
-        (f["rule_id"], f["physical"]) for f in report["findings"] if f["rule_id"] in BEHAVIOUR_RULES
-    }
-    assert behaviour == expected(CALLER)
+    assert behaviour(report["findings"]) == expected(CALLER)
     return report
 
 

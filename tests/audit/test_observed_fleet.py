@@ -26,7 +26,14 @@ from tests.audit.moto_accounts import (
     start_server,
     trust,
 )
-from tests.audit.planted_fleet import BEHAVIOUR_RULES, DAYS, expected, plant_stacks, write_metrics
+from tests.audit.planted_fleet import (
+    BEHAVIOUR_RULES,
+    DAYS,
+    behaviour,
+    expected,
+    plant_stacks,
+    write_metrics,
+)
 
 pytest.importorskip("boto3")
 
@@ -70,7 +77,7 @@ TARGETS = deployed.targets([EAST, WEST], [ROLE_B])
 
 
 def _behaviour(result: model.AuditResult) -> set[tuple[str, str]]:
-    return {(f.rule_id, f.physical) for f in result.findings if f.rule_id in BEHAVIOUR_RULES}
+    return behaviour(f.as_dict() for f in result.findings)
 
 
 def _local(metrics_url: str) -> model.AuditResult:
@@ -190,8 +197,5 @@ def test_the_command_line_reads_stacks_and_metrics(
     )
     assert completed.returncode == 1, completed.stderr.decode(errors="replace")[-3000:]
     report = json.loads(completed.stdout)
-    found = {
-        (f["rule_id"], f["physical"]) for f in report["findings"] if f["rule_id"] in BEHAVIOUR_RULES
-    }
-    assert found == EXPECTED
+    assert behaviour(report["findings"]) == EXPECTED
     assert report["summary"]["metrics"]["queues_with_metrics"] == 10

@@ -258,16 +258,17 @@ def annotate(parsed: ParsedTemplate, stack: DeployedStack) -> None:
         properties = json.loads(row.properties)
         properties[model.PHYSICAL] = arn
         parsed.resources[index] = row._replace(properties=_dumps(properties))
-        if (row.uid, key) not in keys:
+        if key is not None and (row.uid, key) not in keys:
             parsed.keys.append(KeyRow(row.uid, key))
             keys.add((row.uid, key))
 
 
 def _arn_and_key(
     kind: str, physical_id: str | None, partition: str, region: str, account: str
-) -> tuple[str, str] | None:
+) -> tuple[str, str | None] | None:
     """(ARN, resolution key) of a deployed queue (its physical id is its URL) or function (its
-    name); None for other resources."""
+    name); the ARN alone of an event source mapping (its UUID) or an alarm (its name), which
+    findings name; None for other resources."""
     if not physical_id:
         return None
     if kind == model.QUEUE:
@@ -277,6 +278,10 @@ def _arn_and_key(
         name = physical_id.rsplit(":", 1)[-1] if physical_id.startswith("arn:") else physical_id
         arn = f"arn:{partition}:lambda:{region}:{account}:function:{name}"
         return arn, model.function_key(name)
+    if kind == model.EVENT_SOURCE_MAPPING:
+        return f"arn:{partition}:lambda:{region}:{account}:event-source-mapping:{physical_id}", None
+    if kind == model.ALARM:
+        return f"arn:{partition}:cloudwatch:{region}:{account}:alarm:{physical_id}", None
     return None
 
 

@@ -386,3 +386,18 @@ def test_metrics_options_make_the_request(tmp_path: Path) -> None:
     args = parse([str(tmp_path), "--metrics", str(tmp_path)])
     assert cli_options.metrics_from(args) == request.MetricsRequest(str(tmp_path), 14)
     assert cli_options.metrics_from(parse([str(tmp_path)])) is None
+
+
+def test_a_data_point_newer_than_its_delivery_hour_still_ends_the_window(tmp_path: Path) -> None:
+    points = _corpus_points(days=3)
+    write_stream(tmp_path, points)
+    # Filed under the first hour (a prefix in another time zone, or a late copy), yet the newest.
+    late = [
+        _point("111111111111", "us-east-1", "AWS/SQS", "NumberOfMessagesSent", {"QueueName": q}, t)
+        for q in ("orders", "late-queue")
+        for t in (START + 3 * DAY + HOUR, START + 3 * DAY + 2 * HOUR)
+    ]
+    (tmp_path / "2026" / "11" / "20" / "00" / "late-copy").write_bytes(_lines(late))
+    result = aggregate.read_and_aggregate(str(tmp_path), window_days=14)
+    assert result.window_end == START + 3 * DAY + 2 * HOUR
+    assert (list(result.series), list(result.coverage)) == expected(points + late, 14)

@@ -20,9 +20,8 @@ from constructs_lib.audit.metrics.decode import (
     DEFAULT_STREAM_LIMITS,
     SQS,
     StreamLimits,
-    empty_points,
 )
-from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, window
+from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
 
 SERIES_KEYS: Final = ("account", "region", "namespace", "metric", "name")
@@ -57,12 +56,15 @@ def in_window(points: pa.Table, start: int | None) -> pa.Table:
     return points.filter(pc.greater(points.column("timestamp"), start))
 
 
-def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
-    """Per series (account, region, namespace, metric, the dimension's value): the largest
-    ``max``, the sums of ``sum`` and ``count``, the first and last timestamp. Per account and
-    region: the first and last timestamp of any AWS/SQS data point. Both sorted."""
-    named = points.filter(pc.not_equal(points.column("dimension_name"), ""))
-    series = named.group_by(list(SERIES_KEYS)).aggregate(
+PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_name", "name")
+# Running figures are merged again once they hold this many rows: a few times the series of a
+# large fleet, so merging is rare and memory stays a small multiple of the series.
+_COMPACT_ROWS: Final = 2_000_000
+
+
+def _partial(points: pa.Table) -> pa.Table:
+    """Data points -> figures per series and dimension set (coverage-only rows included)."""
+    return points.group_by(list(PARTIAL_KEYS)).aggregate(
         [
             ("maximum", "max"),
             ("total", "sum"),
@@ -71,6 +73,30 @@ def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
             ("timestamp", "max"),
         ]
     )
+
+
+def _merge(partials: list[pa.Table]) -> pa.Table:
+    """Figures of parts of the data -> figures of the whole (max, sums, min, max again)."""
+    merged = (
+        pa.concat_tables(partials)
+        .group_by(list(PARTIAL_KEYS))
+        .aggregate(
+            [
+                ("maximum_max", "max"),
+                ("total_sum", "sum"),
+                ("samples_sum", "sum"),
+                ("timestamp_min", "min"),
+                ("timestamp_max", "max"),
+            ]
+        )
+    )
+    return merged.rename_columns(
+        [*PARTIAL_KEYS, "maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max"]
+    )
+
+
+def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
+    named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
     series_rows = [
         SeriesRow(
             r["account"],
@@ -84,17 +110,92 @@ def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
             r["timestamp_min"],
             r["timestamp_max"],
         )
-        for r in series.to_pylist()
+        for r in named.to_pylist()
     ]
-    sqs = points.filter(pc.equal(points.column("namespace"), SQS))
+    sqs = partial.filter(pc.equal(partial.column("namespace"), SQS))
     coverage = sqs.group_by(list(COVERAGE_KEYS)).aggregate(
-        [("timestamp", "min"), ("timestamp", "max")]
+        [("timestamp_min", "min"), ("timestamp_max", "max")]
     )
     coverage_rows = [
-        CoverageRow(r["account"], r["region"], r["timestamp_min"], r["timestamp_max"])
+        CoverageRow(r["account"], r["region"], r["timestamp_min_min"], r["timestamp_max_max"])
         for r in coverage.to_pylist()
     ]
     return sorted(series_rows), sorted(coverage_rows)
+
+
+def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
+    """Per series (account, region, namespace, metric, the dimension's value): the largest
+    ``max``, the sums of ``sum`` and ``count``, the first and last timestamp. Per account and
+    region: the first and last timestamp of any AWS/SQS data point. Both sorted."""
+    return _rows(_partial(points))
+
+
+class _Fold:
+    """Running figures over objects read newest first. Until the window's end is settled the
+    objects' points wait; from then on each object is filtered to the window and folded in."""
+
+    def __init__(self, window_days: int, end: int | None = None) -> None:
+        self.window_days = window_days
+        self.end = end
+        self.newest: int | None = None
+        self.waiting: list[pa.Table] = []
+        self.partials: list[pa.Table] = []
+        self.rows = 0
+
+    def add(self, points: pa.Table) -> None:
+        if not points.num_rows:
+            return
+        top = pc.max(points.column("timestamp")).as_py()
+        self.newest = top if self.newest is None else max(self.newest, top)
+        if self.end is None:
+            self.waiting.append(points)
+            return
+        partial = _partial(in_window(points, window(self.end, self.window_days)[0]))
+        self.partials.append(partial)
+        self.rows += partial.num_rows
+        if self.rows > _COMPACT_ROWS and len(self.partials) > 1:
+            self.partials = [_merge(self.partials)]
+            self.rows = self.partials[0].num_rows
+
+    def settle(self) -> None:
+        if self.end is None:
+            self.end = self.newest
+            waiting, self.waiting = self.waiting, []
+            for points in waiting:
+                self.add(points)
+
+    def figures(self) -> tuple[list[SeriesRow], list[CoverageRow]]:
+        self.settle()
+        return _rows(_merge(self.partials)) if self.partials else ([], [])
+
+
+def _fold_objects(
+    ordered: list[stream.StreamObject],
+    window_days: int,
+    limits: StreamLimits,
+    end: int | None = None,
+) -> tuple[_Fold, list[tuple[str, str]], int]:
+    """(the figures, the problems, the data points read) of objects in newest-first order. The
+    end settles once the next object was delivered a day of slack before the newest data point
+    read so far: no object delivered that early holds a newer one (``stream``)."""
+    fold = _Fold(window_days, end)
+    problems: list[tuple[str, str]] = []
+    data_points = 0
+    for item in ordered:
+        newest = fold.newest
+        if (
+            item.hour is not None
+            and newest is not None
+            and item.hour + HOUR_MS + stream.PARTITION_SLACK_MS <= newest
+        ):
+            fold.settle()
+        decoded = stream.read_points(item.location, item.size, limits)
+        data_points += decoded.data_points
+        fold.add(decoded.points)
+        if decoded.problem:
+            problems.append((item.location, decoded.problem))
+    fold.settle()
+    return fold, problems, data_points
 
 
 def read_and_aggregate(
@@ -103,23 +204,20 @@ def read_and_aggregate(
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
 ) -> MetricsInput:
     """The ``--metrics`` input of the local engine: list, read each object the window needs in
-    this process, aggregate. MetricsInputError when the location cannot be listed."""
+    this process, aggregate. Objects are read newest delivery hour first (those without one
+    before all), and folded into running figures once the window's end is known, so memory
+    follows the series and a day of data points, not the whole window. MetricsInputError when
+    the location cannot be listed."""
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
-    tables: list[pa.Table] = []
-    problems: list[tuple[str, str]] = []
-    data_points = 0
-    for item in to_read:
-        decoded = stream.read_points(item.location, item.size, limits)
-        data_points += decoded.data_points
-        if decoded.points.num_rows:
-            tables.append(decoded.points)
-        if decoded.problem:
-            problems.append((item.location, decoded.problem))
-    points = pa.concat_tables(tables) if tables else empty_points()
-    newest = pc.max(points.column("timestamp")).as_py() if points.num_rows else None
-    start, end = window(newest, window_days)
-    series, coverage = aggregate(in_window(points, start))
+    ordered = sorted(to_read, key=lambda o: -1 if o.hour is None else -o.hour)
+    fold, problems, data_points = _fold_objects(ordered, window_days, limits)
+    if fold.newest != fold.end:
+        # An object delivered a day or more before a data point it holds (a prefix in another
+        # time zone): read everything again with the true end.
+        fold, problems, data_points = _fold_objects(ordered, window_days, limits, fold.newest)
+    start, end = window(fold.newest, window_days)
+    series, coverage = fold.figures()
     return MetricsInput(
         location=location,
         window_days=window_days,

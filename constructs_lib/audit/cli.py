@@ -137,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"{args.write_baseline}",
                         file=sys.stderr,
                     )
+    except metrics_request.MetricsInputError as error:  # nothing was audited
+        build_parser().error(str(error))
     except Exception as error:  # never a clean fleet (nor "findings"): the run did not finish
         print(
             f"queue-audit: the run could not finish: {type(error).__name__}: {error}",

@@ -23,6 +23,10 @@ from tests.e2e.emulator import DUMMY_KEY_ID, DUMMY_SECRET, REPO_ROOT, free_loopb
 CALLER = "123456789012"  # moto's account for credentials it does not know
 EAST, WEST = "us-east-1", "eu-west-1"
 START_TIMEOUT_S = 30.0
+# Where the AWS configuration files are said to be: a file that does not exist, which botocore
+# reads as empty. Not os.devnull: a test that writes a report there must not change what a later
+# process reads as its configuration (where /dev/null is a regular file, it keeps what is written).
+NO_FILE = str(Path(__file__).with_name("no-aws-configuration"))
 
 
 def policy(actions: list[str]) -> str:
@@ -61,8 +65,8 @@ class Fleet:
             "AWS_SECRET_ACCESS_KEY": self.secret,
             "AWS_REGION": EAST,
             "AWS_DEFAULT_REGION": EAST,
-            "AWS_CONFIG_FILE": os.devnull,
-            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "AWS_CONFIG_FILE": NO_FILE,
+            "AWS_SHARED_CREDENTIALS_FILE": NO_FILE,
         }
 
 

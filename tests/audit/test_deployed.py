@@ -34,6 +34,7 @@ from tests.audit.conftest import healthy
 from tests.audit.moto_accounts import (
     CALLER,
     EAST,
+    NO_FILE,
     WEST,
     Fleet,
     as_account,
@@ -436,7 +437,7 @@ def test_a_bad_line_of_the_role_arns_file_is_named(tmp_path: Path) -> None:
 def test_no_region_configured_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", NO_FILE)
     with pytest.raises(ValueError, match="--region"):
         deployed.targets([], [])
     monkeypatch.setenv("AWS_DEFAULT_REGION", WEST)

@@ -199,3 +199,39 @@ def test_the_command_line_reads_stacks_and_metrics(
     report = json.loads(completed.stdout)
     assert behaviour(report["findings"]) == EXPECTED
     assert report["summary"]["metrics"]["queues_with_metrics"] == 10
+
+
+def test_a_metrics_bucket_that_cannot_be_listed_is_a_usage_error(
+    fleet: tuple[Fleet, str], tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.e2e.emulator import REPO_ROOT
+
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        **fleet[0].env,
+        "PYTHONPATH": str(REPO_ROOT),
+    }
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "constructs_lib.audit",
+            "--deployed",
+            "--metrics",
+            "s3://no-such-metrics-bucket/stream/",
+            "--engine",
+            "local",
+        ],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 2, completed.stderr[-2000:]
+    assert "no-such-metrics-bucket" in completed.stderr and "NoSuchBucket" in completed.stderr

@@ -32,3 +32,8 @@ def window(end: int | None, window_days: int) -> tuple[int | None, int | None]:
     """(start, end) in epoch milliseconds of the window ending at the newest data point
     ``end``: a data point counts when ``start < timestamp <= end``. (None, None) without one."""
     return (None, None) if end is None else (end - window_days * DAY_MS, end)
+
+
+class MetricsInputError(ValueError):
+    """A ``--metrics`` location that cannot be listed; the message names it, why, and the fix.
+    A usage error: nothing has been read yet."""

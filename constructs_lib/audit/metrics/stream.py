@@ -30,7 +30,7 @@ from constructs_lib.audit.metrics.decode import (
     decode,
     empty_points,
 )
-from constructs_lib.audit.metrics.request import DAY_MS, HOUR_MS
+from constructs_lib.audit.metrics.request import DAY_MS, HOUR_MS, MetricsInputError
 from constructs_lib.audit.safety import ReadLimits, size_text
 
 # The slack the window keeps before its start when it skips objects by their delivery hour:
@@ -39,11 +39,6 @@ PARTITION_SLACK_MS: Final = DAY_MS
 
 # Firehose's default prefix: the UTC delivery hour, right before the object's name.
 _HOUR_PREFIX = re.compile(r"(?:^|/)(\d{4})/(\d{2})/(\d{2})/(\d{2})/[^/]+$")
-
-
-class MetricsInputError(ValueError):
-    """A ``--metrics`` location that cannot be listed; the message names it, why, and the fix.
-    A usage error: nothing has been read yet."""
 
 
 @dataclass(frozen=True)

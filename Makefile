@@ -68,6 +68,6 @@ clean:
 ## Re-resolve the Python lock files after editing pyproject.toml or bench/peers/*.in.
 LOCK_FLAGS := --generate-hashes --no-emit-index-url --no-emit-find-links --python-version 3.11 --python-platform x86_64-manylinux_2_28 --quiet
 lock: $(STAMP)
-	uv pip compile pyproject.toml --extra audit --extra spark --extra bench --group dev $(LOCK_FLAGS) -o requirements.lock
+	uv pip compile pyproject.toml --extra audit --extra spark --group dev $(LOCK_FLAGS) -o requirements.lock
 	uv pip compile bench/peers/checkov.in $(LOCK_FLAGS) -o bench/peers/checkov.lock
 	uv pip compile bench/peers/solutions-constructs.in $(LOCK_FLAGS) -o bench/peers/solutions-constructs.lock

@@ -125,6 +125,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
         except optional.MissingExtra as error:
             build_parser().error(str(error))
+    return _run(args, files, overrides, accepts, metrics)
+
+
+def _run(
+    args: argparse.Namespace,
+    files: list[tuple[str, str]],
+    overrides: parameters.Overrides,
+    accepts: acceptance.Acceptance,
+    metrics: metrics_request.MetricsRequest | None,
+) -> int:
+    """Audit, write the report (and the baseline), and give the exit status."""
     try:
         with _audit(args, files, overrides, accepts, metrics) as result:
             _write(report.stream(args.format, result, docs_url=args.docs_url), args.output)

@@ -70,6 +70,26 @@ class Fleet:
         }
 
 
+def queue_audit(
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """The real ``queue-audit`` in a child process, with ``env`` and this checkout importable."""
+    return subprocess.run(
+        [sys.executable, "-m", "constructs_lib.audit", *argv],
+        env={**env, "PYTHONPATH": str(REPO_ROOT)},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def without_aws(environment: dict[str, str]) -> dict[str, str]:
+    """This process's environment without its own AWS settings."""
+    return {k: v for k, v in environment.items() if not k.startswith("AWS_")}
+
+
 def start_server(log: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_loopback_port()
     environment = {

@@ -40,9 +40,11 @@ from tests.audit.moto_accounts import (
     as_account,
     create_stack,
     policy,
+    queue_audit,
     session,
     start_server,
     trust,
+    without_aws,
 )
 from tests.e2e.emulator import REPO_ROOT
 
@@ -356,16 +358,8 @@ def test_credentials_refused_are_one_finding_per_target(
 def test_the_command_line_audits_the_deployed_fleet(fleet: Fleet, tmp_path: Path) -> None:
     roles = tmp_path / "roles.txt"
     roles.write_text(f"# the audit roles\n{ROLE_B}\n\n{ROLE_C}  # account C\n")
-    environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-        **fleet.env,
-        "PYTHONPATH": str(REPO_ROOT),
-    }
-    completed = subprocess.run(
+    completed = queue_audit(
         [
-            sys.executable,
-            "-m",
-            "constructs_lib.audit",
             "--deployed",
             "--region",
             EAST,
@@ -377,11 +371,8 @@ def test_the_command_line_audits_the_deployed_fleet(fleet: Fleet, tmp_path: Path
             "json",
             "--quiet",
         ],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        {**without_aws(dict(os.environ)), **fleet.env},
+        tmp_path,
     )
     assert completed.returncode == 1, completed.stderr  # QR001 and QR003 are errors
     findings = json.loads(completed.stdout)["findings"]

@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.audit.clusters import ConnectServer, StandaloneCluster
-from tests.audit.moto_accounts import CALLER, EAST, WEST
+from tests.audit.moto_accounts import CALLER, EAST, WEST, queue_audit
 from tests.audit.planted_fleet import DAYS, behaviour, expected, plant_stacks, write_metrics
 from tests.audit.s3server import S3Server
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 600
 
 
@@ -38,32 +35,10 @@ def metrics_url(s3_server: S3Server) -> str:
 
 
 def _audit(metrics: str, engine: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "constructs_lib.audit",
-            "--deployed",
-            "--region",
-            EAST,
-            "--region",
-            WEST,
-            "--metrics",
-            metrics,
-            "--metrics-window",
-            str(DAYS),
-            *engine,
-            "--format",
-            "json",
-            "--quiet",
-        ],
-        env={**env, "PYTHONPATH": str(REPO_ROOT)},
-        cwd=cwd,
-        capture_output=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
-    assert completed.returncode == 1, completed.stderr.decode(errors="replace")[-3000:]
+    argv = ["--deployed", "--region", EAST, "--region", WEST, "--metrics", metrics]
+    argv += ["--metrics-window", str(DAYS), *engine, "--format", "json", "--quiet"]
+    completed = queue_audit(argv, env, cwd, RUN_TIMEOUT)
+    assert completed.returncode == 1, completed.stderr[-3000:]
     report: dict[str, Any] = json.loads(completed.stdout)
     return report
 

@@ -7,6 +7,7 @@ S3."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,11 @@ from tests.audit.moto_accounts import (
     Fleet,
     as_account,
     policy,
+    queue_audit,
     session,
     start_server,
     trust,
+    without_aws,
 )
 from tests.audit.planted_fleet import (
     BEHAVIOUR_RULES,
@@ -157,45 +160,11 @@ def test_spark_finds_what_the_local_engine_finds(
 def test_the_command_line_reads_stacks_and_metrics(
     fleet: tuple[Fleet, str], tmp_path: Path
 ) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from tests.e2e.emulator import REPO_ROOT
-
     server, metrics = fleet
-    environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-        **server.env,
-        "PYTHONPATH": str(REPO_ROOT),
-    }
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "constructs_lib.audit",
-            "--deployed",
-            "--region",
-            EAST,
-            "--region",
-            WEST,
-            "--role-arn",
-            ROLE_B,
-            "--metrics",
-            metrics,
-            "--engine",
-            "local",
-            "--format",
-            "json",
-            "--quiet",
-        ],
-        env=environment,
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 1, completed.stderr.decode(errors="replace")[-3000:]
+    argv = ["--deployed", "--region", EAST, "--region", WEST, "--role-arn", ROLE_B]
+    argv += ["--metrics", metrics, "--engine", "local", "--format", "json", "--quiet"]
+    completed = queue_audit(argv, {**without_aws(dict(os.environ)), **server.env}, tmp_path)
+    assert completed.returncode == 1, completed.stderr[-3000:]
     report = json.loads(completed.stdout)
     assert behaviour(report["findings"]) == EXPECTED
     assert report["summary"]["metrics"]["queues_with_metrics"] == 10
@@ -204,34 +173,7 @@ def test_the_command_line_reads_stacks_and_metrics(
 def test_a_metrics_bucket_that_cannot_be_listed_is_a_usage_error(
     fleet: tuple[Fleet, str], tmp_path: Path
 ) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from tests.e2e.emulator import REPO_ROOT
-
-    environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-        **fleet[0].env,
-        "PYTHONPATH": str(REPO_ROOT),
-    }
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "constructs_lib.audit",
-            "--deployed",
-            "--metrics",
-            "s3://no-such-metrics-bucket/stream/",
-            "--engine",
-            "local",
-        ],
-        env=environment,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    argv = ["--deployed", "--metrics", "s3://no-such-metrics-bucket/stream/", "--engine", "local"]
+    completed = queue_audit(argv, {**without_aws(dict(os.environ)), **fleet[0].env}, tmp_path)
     assert completed.returncode == 2, completed.stderr[-2000:]
     assert "no-such-metrics-bucket" in completed.stderr and "NoSuchBucket" in completed.stderr

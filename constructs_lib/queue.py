@@ -58,47 +58,8 @@ class ResilientQueue(ProducerCalls, Construct):
     template. A suppression whose reason is shorter than 10 characters is not honoured: the
     warning stays, with another saying why.
 
-    :param fifo: FIFO queues. Default: inferred from ``queue_name`` (a name ending ``.fifo``),
-        else standard. The DLQ always has the source's type.
-    :param queue_name: base name of the source queue; the DLQ is named ``<name>-dlq`` (plus
-        ``.fifo``). At most 80 characters with those suffixes, of letters, digits, ``-`` and
-        ``_``. Default: generated from the construct path.
-    :param max_receive_count: receives before a message moves to the DLQ, 1-1,000. Default: 5,
-        the least AWS recommends with a Lambda consumer.
-    :param retention_period: source retention, 60 s-14 days; on a standard queue it must be
-        shorter than the DLQ's. Default: 4 days (SQS's default).
-    :param dead_letter_retention_period: DLQ retention, 60 s-14 days. With an imported
-        ``dead_letter_queue``, whose retention the app cannot read, the retention that queue has:
-        it is checked against the source's and sets the DLQ expiry alarm's threshold. An error
-        with a ``dead_letter_queue`` defined in the app, whose own retention is read. Default:
-        14 days; with an imported ``dead_letter_queue``, unknown: no DLQ expiry alarm
-        (``alarms.dead_letter_expiry_risk`` is None) and a warning saying how to add it.
-    :param visibility_timeout: source visibility timeout. Default: derived from the consumers
-        (``visibility_timeout_factor`` x function timeout + batching window, largest over the
-        consumers), or 30 s (SQS's default) with no consumer. An explicit value below the
-        derived one is an error, and so is one for which ``max_receive_count`` x visibility
-        timeout reaches ``retention_period`` (messages would expire before they are
-        dead-lettered).
-    :param max_message_size: largest message in bytes, 1,024-1,048,576 (CloudFormation
-        ``MaximumMessageSize``); the created DLQ gets the same, and a ``dead_letter_queue`` you
-        give may not allow less. With it set, a consumer whose ``batch_size`` x this size is
-        above Lambda's 6 MB payload warns. Default: SQS's 1,048,576 (1 MiB), not written to the
-        template.
-    :param encryption_key: a KMS key for SSE-KMS on both queues. Default: SSE-SQS.
-    :param content_based_deduplication: FIFO only. Default: off.
-    :param deduplication_scope: FIFO only. Default: SQS's (``QUEUE``).
-    :param fifo_throughput_limit: FIFO only. Default: SQS's (``PER_QUEUE``).
-    :param dead_letter_queue: use this DLQ instead of creating one; it must have the source's type
-        and keep messages longer than the source (standard queues), and you own its retention
-        and redrive-allow policy. Default: one is created.
-    :param alarm_actions: actions of every alarm when it fires. Default: none, which warns:
-        the alarms then notify nobody.
-    :param ok_actions: actions of every alarm when it recovers. Default: none.
-    :param in_flight_alarm_threshold: in-flight messages that raise the in-flight alarm, 1 up to
-        the queue's in-flight quota (120,000). Default: 12,000, a tenth of the quota, raised
-        above what the capped consumers hold in flight at full speed (the sum of each one's
-        ``max_concurrency``, or maximum pollers x 10, times its batch size) when that is more.
-    :param removal_policy: for both queues. Default: CDK's (destroy).
+    Each parameter, with its kind, range and default, is documented on ``__init__`` (rendered
+    from ``prop_tables.QUEUE``, like the README and docs/api.md tables).
     """
 
     @docstrings.with_params(prop_tables.QUEUE)

@@ -8,16 +8,21 @@ for a queue idle more than six hours; the fair-queue metrics end in ``InQuietGro
 
 from __future__ import annotations
 
+import contextlib
 import json
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_events as events
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
+from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from constructs_lib import ConfigurationError, ResilientQueue
+from constructs_lib.checks import QueueResilienceChecks
 from tests.constructs.conftest import resources_of_type, warnings_matching
 
 WEEK = 7 * 24 * 3600
@@ -259,3 +264,45 @@ def test_a_plain_queue_has_no_fair_or_silence_graphs(stack: cdk.Stack) -> None:
     titles = {w["properties"].get("title") for w in dashboard_widgets(stack)}  # type: ignore[attr-defined]
     assert "Noisy message groups (tenants)" not in titles
     assert "Messages sent per expected period" not in titles
+
+
+# --- peers -------------------------------------------------------------------------------------
+
+
+def test_the_four_nag_packs_and_the_audit_find_nothing_in_a_fair_watched_queue(
+    tmp_path: Path,
+) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Tenants")
+    topic = sns.Topic(stack, "OnCall", enforce_ssl=True)
+    actions = [cloudwatch_actions.SnsAction(topic)]
+    ResilientQueue(
+        stack,
+        "Documents",
+        queue_name="documents",
+        fair=True,
+        expected_traffic=cdk.Duration.minutes(30),
+        alarm_actions=actions,
+        ok_actions=actions,
+    ).add_dashboard()
+    audit = QueueResilienceChecks(fail_on="never")
+    cdk.Validations.of(app).add_plugins(
+        AwsSolutionsChecks(app),
+        ServerlessChecks(app),
+        NIST80053R5Checks(app),
+        HIPAASecurityChecks(app),
+        audit,
+    )
+    with contextlib.suppress(Exception):  # the test's own topic may fail a pack
+        app.synth()
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+
+    on_library = [
+        (r["pluginName"], v["ruleName"], c["constructPath"])
+        for r in report["pluginReports"]
+        for v in r["violations"]
+        for c in v["violatingConstructs"]
+        if c["constructPath"].startswith("Tenants/Documents/")
+    ]
+    assert on_library == []
+    assert [(f.rule_id, f.severity) for f in audit.findings if f.severity != "info"] == []

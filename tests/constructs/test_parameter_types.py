@@ -48,6 +48,8 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "ok_actions": set(),
         "in_flight_alarm_threshold": {"int", "none"},
         "removal_policy": {"none"},
+        "expected_traffic": {"duration", "none"},
+        "fair": {"bool"},
     },
     "add_lambda_consumer": {
         "function": set(),

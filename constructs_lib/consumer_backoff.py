@@ -75,6 +75,7 @@ def plan(
     fifo: bool,
     max_receive_count: int | None,
     retention: int | None,
+    report_batch_item_failures: bool = True,
 ) -> tuple[BackoffPlan | None, list[Problem]]:
     """The plan for ``retry`` on ``function``, or None with the problems that prevent it.
     A field of the wrong kind raises ``ParameterTypeError`` at once, as for every argument."""
@@ -94,6 +95,8 @@ def plan(
         problems += _layer_count_problems(target)
     if fifo:
         problems.append(_fifo_warning(retry))
+    if not report_batch_item_failures:
+        problems.append(_whole_batch_warning(retry))
     return BackoffPlan(schedule, target, wants_layer), problems
 
 
@@ -274,6 +277,18 @@ def _fifo_warning(retry: RetryBackoff) -> Problem:
         "long backoff stalls the group (the order is kept, as FIFO promises)",
         "keep base and cap short on FIFO queues, or leave retry_backoff unset where a stalled "
         "group costs more than the retries save",
+        severity="warning",
+    )
+
+
+def _whole_batch_warning(retry: RetryBackoff) -> Problem:
+    return Problem(
+        "retry_backoff",
+        retry,
+        "is set while report_batch_item_failures is off: to fail one message the handler must "
+        "fail the whole batch, and every message of it, processed or not, comes back after the "
+        "visibility timeout",
+        "leave report_batch_item_failures on, so that only the failed messages wait",
         severity="warning",
     )
 

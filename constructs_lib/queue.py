@@ -267,7 +267,9 @@ class ResilientQueue(ProducerCalls, Construct):
         ``alarms.dead_letter_arrivals``), and each consumer gets its own failed-messages alarm;
         the depth and age alarms stay, for the messages the consumer cannot take. The DLQ has
         no DLQ of its own: a dead letter the consumer keeps failing is retried until the DLQ's
-        retention deletes it, and the DLQ age alarm fires half-way there.
+        retention deletes it, and the DLQ age alarm fires half-way there. There is therefore no
+        ``retry_backoff`` here: no receive is the last, and the schedule's receive limit is the
+        source's.
 
         :param function: the consumer: a function, alias or version; at most once per DLQ.
         :param batch_size: records per invocation: 1-10 for FIFO, 1-10,000 for standard (above

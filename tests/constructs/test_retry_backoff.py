@@ -334,6 +334,17 @@ def test_a_standard_queue_does_not_warn(stack: cdk.Stack, make_function: Functio
     assert warnings_matching(stack, "retry_backoff") == []
 
 
+def test_backoff_without_batch_item_failures_warns(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    ResilientQueue(stack, "Orders").add_lambda_consumer(
+        make_function(), report_batch_item_failures=False, retry_backoff=RetryBackoff()
+    )
+
+    (warning,) = warnings_matching(stack, "retry_backoff")
+    assert "whole batch" in warning
+
+
 # --- functions whose environment the app cannot set -------------------------------------------
 
 

@@ -55,10 +55,11 @@ class BackoffPlan:
         for name, value in self.schedule.to_environment().items():
             self.function.add_environment(name, value)
         if not _is_python(self.function):
+            names = ", ".join(self.schedule.to_environment())
             Annotations.of(self.function).add_info(
                 f"retry_backoff: {naming.display(self.function)} does not run Python, so it gets "
-                f"no layer; its environment holds the schedule ({', '.join(self.schedule.to_environment())}) "
-                "for a backoff of its own (ChangeMessageVisibility before reporting the failure)"
+                f"no layer; its environment holds the schedule ({names}) for a backoff of its "
+                "own (ChangeMessageVisibility with the wait before reporting the failure)"
             )
             return
         if self.layer:
@@ -207,7 +208,7 @@ def _environment_unreachable(function: lambda_.IFunction, schedule: Backoff) -> 
     )
 
 
-def _environment(function: lambda_.Function) -> Mapping[str, Any]:
+def _properties(function: lambda_.Function) -> Mapping[str, Any]:
     # CfnFunction.environment reads back as an empty struct proxy (the value is lazy): the
     # resource's properties, resolved, say what the template will hold.
     properties = Stack.of(function).resolve(jsii.get(function.node.default_child, "cfnProperties"))
@@ -217,7 +218,7 @@ def _environment(function: lambda_.Function) -> Mapping[str, Any]:
 def _environment_conflicts(function: lambda_.Function, schedule: Backoff) -> list[Problem]:
     """A function reads one schedule: another queue's retry_backoff, or the app's own value
     of one of its variables, must agree."""
-    variables = (_environment(function).get("environment") or {}).get("variables") or {}
+    variables = (_properties(function).get("environment") or {}).get("variables") or {}
     clashes = {
         name: (variables[name], value)
         for name, value in schedule.to_environment().items()
@@ -240,7 +241,7 @@ def _environment_conflicts(function: lambda_.Function, schedule: Backoff) -> lis
 
 
 def _layers(function: lambda_.Function) -> list[Any]:
-    return list(_environment(function).get("layers") or [])
+    return list(_properties(function).get("layers") or [])
 
 
 def _has_layer(function: lambda_.Function, layer: lambda_.ILayerVersion) -> bool:

@@ -30,9 +30,11 @@ from constructs_lib import (
     backoff,
     consumer_backoff,
     limits,
+    prop_tables,
 )
 from constructs_lib.checks import QueueResilienceChecks
 from constructs_lib.consumer_backoff import LAYER_ID, RUNTIME_FILES
+from tests.conftest import REPO_ROOT
 from tests.constructs.conftest import FunctionFactory, resources_of_type, warnings_matching
 from tests.constructs.test_consumer import consumer_statements
 
@@ -134,6 +136,12 @@ def test_the_dead_letter_consumer_takes_no_backoff(
     queue = ResilientQueue(stack, "Orders")
     with pytest.raises(TypeError, match="retry_backoff"):
         queue.add_dead_letter_consumer(make_function(), retry_backoff=RetryBackoff())  # type: ignore[call-arg]
+
+
+def test_the_retries_page_shows_the_declared_fields() -> None:
+    page = (REPO_ROOT / "docs" / "retries.md").read_text()
+    assert prop_tables.RETRY_BACKOFF.render_markdown() in page
+    assert "## The consumer option" in page
 
 
 # --- the layer -------------------------------------------------------------------------------

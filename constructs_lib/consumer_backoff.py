@@ -30,6 +30,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs_lib import limits, naming, prop_tables
 from constructs_lib.backoff import Backoff, BackoffError
 from constructs_lib.errors import ParameterTypeError, Problem
+from constructs_lib.param_table import Table
 from constructs_lib.retry_backoff import RetryBackoff
 
 LAYER_ID = "ConstructsLibBackoffLayer"
@@ -72,15 +73,14 @@ def plan(
     retry: RetryBackoff,
     function: lambda_.IFunction,
     *,
-    path: Callable[[], str],
     fifo: bool,
     max_receive_count: int | None,
     retention: int | None,
     report_batch_item_failures: bool = True,
 ) -> tuple[BackoffPlan | None, list[Problem]]:
-    """The plan for ``retry`` on ``function``, or None with the problems that prevent it.
-    A field of the wrong kind raises ``ParameterTypeError`` at once, as for every argument."""
-    problems = _field_problems(retry, path)
+    """The plan for ``retry`` on ``function``, or None with the problems that prevent it
+    (call after ``check_kinds``)."""
+    problems = _field_problems(retry)
     if problems:
         return None, problems
     try:
@@ -157,13 +157,37 @@ def backoff_layer(stack: Stack) -> lambda_.LayerVersion:
 # --- checks -----------------------------------------------------------------------------------
 
 
-def _field_problems(retry: RetryBackoff, path: Callable[[], str]) -> list[Problem]:
-    table = prop_tables.RETRY_BACKOFF
-    fields = {name: getattr(retry, name) for name in table.names}
+def check_kinds(table: Table, path: Callable[[], str], arguments: Mapping[str, object]) -> None:
+    """``table.check_kinds`` of a consumer call, with the kinds of its ``retry_backoff``'s
+    fields (``retry_backoff.base`` ...): every argument of the wrong kind, listed at once."""
+    problems: list[Problem] = []
     try:
-        table.check_kinds(path, fields)
+        table.check_kinds(path, arguments)
     except ParameterTypeError as error:
-        raise ParameterTypeError(error.construct_path, _prefixed(error.problems)) from None
+        problems += error.problems
+    retry = arguments.get("retry_backoff")
+    if isinstance(retry, RetryBackoff):
+        problems += _field_kind_problems(retry, path)
+    if problems:
+        raise ParameterTypeError(path(), problems)
+
+
+def _fields(retry: RetryBackoff) -> dict[str, object]:
+    return {name: getattr(retry, name) for name in prop_tables.RETRY_BACKOFF.names}
+
+
+def _field_kind_problems(retry: RetryBackoff, path: Callable[[], str]) -> list[Problem]:
+    try:
+        prop_tables.RETRY_BACKOFF.check_kinds(path, _fields(retry))
+    except ParameterTypeError as error:
+        return _prefixed(error.problems)
+    return []
+
+
+def _field_problems(retry: RetryBackoff) -> list[Problem]:
+    """The fields' values (their kinds were checked with the call's arguments)."""
+    table = prop_tables.RETRY_BACKOFF
+    fields = _fields(retry)
     given = table.read(fields)
     problems = list(given.problems)
     problems += [

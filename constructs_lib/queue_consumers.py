@@ -80,7 +80,7 @@ class QueueConsumers:
     def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
         function: lambda_.IFunction = arguments["function"]
-        table.check_kinds(lambda: self.scope.node.path, arguments)
+        consumer_backoff.check_kinds(table, lambda: self.scope.node.path, arguments)
         given = table.read(arguments, self.consumed.fifo)
         unresolved = list(given.unresolved)
         problems = self._queue_problems(function)
@@ -172,7 +172,6 @@ class QueueConsumers:
         return consumer_backoff.plan(
             retry,
             function,
-            path=lambda: self.scope.node.path,
             fifo=consumed.fifo,
             max_receive_count=consumed.max_receive_count,
             retention=consumed.source_retention,

@@ -25,6 +25,7 @@ from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, 
 
 from constructs_lib import (
     ConfigurationError,
+    ParameterTypeError,
     ResilientQueue,
     RetryBackoff,
     backoff,
@@ -591,6 +592,21 @@ def test_a_value_of_the_wrong_kind_is_a_type_error(
 ) -> None:
     with pytest.raises(TypeError, match=words):
         ResilientQueue(stack, "Orders").add_lambda_consumer(make_function(), retry_backoff=retry)
+
+
+def test_wrong_kinds_in_the_fields_are_listed_with_the_calls_others(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    with pytest.raises(ParameterTypeError) as raised:
+        ResilientQueue(stack, "Orders").add_lambda_consumer(
+            make_function(),
+            batch_size="10",  # type: ignore[arg-type]
+            retry_backoff=RetryBackoff(base=10, jitter="0.5"),  # type: ignore[arg-type]
+        )
+
+    props = [p.prop for p in raised.value.problems]
+    assert props == ["batch_size", "retry_backoff.base", "retry_backoff.jitter"]
+    assert "Duration.seconds(10)" in str(raised.value)
 
 
 # --- the audit and cdk-nag -------------------------------------------------------------------

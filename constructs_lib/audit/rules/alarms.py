@@ -137,9 +137,8 @@ def _composites_say(alarm: Resource) -> str | None:
         )
     unread = verdict.get("unread") or []
     if unread:
-        said += "; not counted as watching it, since the audit cannot read them: " + "; ".join(
-            unread
-        )
+        said += "; composite alarms the audit cannot read are not counted as watching it: "
+        said += "; ".join(unread)
     return said
 
 

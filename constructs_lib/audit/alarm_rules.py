@@ -129,7 +129,10 @@ def parse(rule: str) -> Node:
     if sum(t == "NOT" for t in tokens) > RULE_ELEMENTS_MAX:
         raise RuleError(f"more than {RULE_ELEMENTS_MAX} NOTs")
     parser = _Parser(tokens)
-    tree = parser.expression()
+    try:
+        tree = parser.expression()
+    except RecursionError:  # within the element limits, parentheses can still nest 250 deep
+        raise RuleError("nested too deeply for the audit to read") from None
     if parser.peek() is not None:
         raise RuleError(f"unexpected {parser.peek()!r} after a complete rule")
     return tree
@@ -166,5 +169,8 @@ def watched(rule: str) -> list[str]:
             for part in parts:
                 walk(part, positive != (operator == "NOT"))
 
-    walk(_folded(parse(rule)), True)
+    try:
+        walk(_folded(parse(rule)), True)
+    except RecursionError:
+        raise RuleError("nested too deeply for the audit to read") from None
     return found

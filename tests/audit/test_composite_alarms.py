@@ -98,6 +98,15 @@ def test_which_alarms_a_rule_watches(rule: str, expected: list[str]) -> None:
 
 @pytest.mark.parametrize(
     "rule",
+    ["(" * 249 + "ALARM(a)" + ")" * 249, "NOT " * 500 + "ALARM(a)", "NOT (" * 200 + "ALARM(a)"],
+)
+def test_deep_nesting_is_refused_not_a_crash(rule: str) -> None:
+    with pytest.raises(alarm_rules.RuleError):
+        alarm_rules.watched(rule)
+
+
+@pytest.mark.parametrize(
+    "rule",
     [
         "",
         "ALARM(a) AND",

@@ -100,10 +100,12 @@ def backoff_outcomes(
     when the plain receives (count x visibility) do not already expire the message: backing off
     only lengthens the way to the DLQ."""
     outcomes: list[Outcome] = []
+    seen: set[str] = set()
     for consumer in lambda_consumers(ctx):
         function = consumer.function
-        if function is None:
-            continue
+        if function is None or function.uid in seen:
+            continue  # a function reading the queue through two mappings is judged once
+        seen.add(function.uid)
         try:
             settings = backoff_of(function)
             if settings is None:

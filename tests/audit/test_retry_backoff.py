@@ -133,3 +133,44 @@ def write_fleet(folder: Path) -> None:
     }
     for name, template in cases.items():
         write(folder, f"{name}.template.json", template)
+
+
+SAM_TEMPLATE = """
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Timeout: 10
+    Runtime: python3.12
+    Environment:
+      Variables:
+        CONSTRUCTS_LIB_BACKOFF_BASE_SECONDS: 10
+        CONSTRUCTS_LIB_BACKOFF_FACTOR: 2
+Resources:
+  Jobs:
+    Type: AWS::SQS::Queue
+    Properties:
+      VisibilityTimeout: 60
+      MessageRetentionPeriod: 330
+      RedrivePolicy: {deadLetterTargetArn: !GetAtt JobsDlq.Arn, maxReceiveCount: 5}
+  JobsDlq:
+    Type: AWS::SQS::Queue
+    Properties: {MessageRetentionPeriod: 1209600}
+  Worker:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: src/
+      Handler: app.handler
+      Events:
+        Jobs:
+          Type: SQS
+          Properties: {Queue: !GetAtt Jobs.Arn, BatchSize: 10}
+"""
+
+
+def test_sam_globals_carry_the_backoff_to_the_function(tmp_path: Path) -> None:
+    # Globals' environment reaches the expanded function: 330 s needed, 330 s kept.
+    write(tmp_path, "sam-backoff.yaml", SAM_TEMPLATE)
+    result = engine.audit_paths([str(tmp_path)])
+    expired = [f for f in result.findings if f.rule_id == "QR018"]
+    assert [f.resource for f in expired] == ["Jobs"]
+    assert "60 + 60 + 60 + 90 + 60 = 330 s" in expired[0].message

@@ -187,6 +187,18 @@ def test_nesting_is_followed_only_so_far(tmp_path: Path) -> None:
     assert ("QR024", "InFlight") not in _pairs(_found(tmp_path, _with(_quiet(), **chain)))
 
 
+def test_two_paths_to_one_silent_composite_name_it_once(tmp_path: Path) -> None:
+    template = _with(
+        _quiet(),
+        Left=_composite(_joined("InFlight"), actions=False),
+        Right=_composite(_joined("InFlight"), actions=False),
+        Top=_composite({"Fn::Sub": "ALARM(${Left}) OR ALARM(${Right}) OR ALARM(${Top})"}, False),
+    )
+    message = _message(_found(tmp_path, template), "InFlight")
+    assert "its composite alarms t/Left, t/Right, t/Top are silent too" in message
+    assert "not followed" not in message
+
+
 def test_not_alarm_does_not_watch(tmp_path: Path) -> None:
     rule = {"Fn::Sub": "ALARM(${InFlight}) AND NOT ALARM(${DlqDepth}) AND OK(${SourceAge})"}
     result = _found(tmp_path, _with(_quiet(), Critical=_composite(rule)))

@@ -106,7 +106,7 @@ def _verdict(
     above: list[_Composite] = []
     seen, level = {alarm}, [alarm]
     for _depth in range(NESTING_FOLLOWED):
-        level = [c for member in level for c in watchers[member] if c not in seen]
+        level = list(dict.fromkeys(c for m in level for c in watchers[m] if c not in seen))
         seen.update(level)
         above += [composites[c] for c in level]
     notifying = [c for c in above if c.acts is True]
@@ -114,7 +114,7 @@ def _verdict(
         return {"notified_by": notifying[0].shown}
     unread = [f"{c.shown}: {c.unsure}" for c in above if c.acts is None]
     unread += [f"{c.shown}: {why}" for c in doubtful for why in c.unread]
-    if any(watchers[member] for member in level):
+    if any(c not in seen for member in level for c in watchers[member]):
         unread.append(f"composites more than {NESTING_FOLLOWED} levels above it are not followed")
     silent = [c.shown for c in above if c.acts is False]
     unread = list(dict.fromkeys(unread))

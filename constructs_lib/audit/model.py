@@ -30,6 +30,8 @@ QUEUE_POLICY = "AWS::SQS::QueuePolicy"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 FUNCTION = "AWS::Lambda::Function"
 ALARM = "AWS::CloudWatch::Alarm"
+# Read for the metric alarms it may speak for (``dialects/composite_alarms.py``), not audited.
+COMPOSITE_ALARM = "AWS::CloudWatch::CompositeAlarm"
 # Resources that send their failures to a queue (a dead-letter queue fed by a service).
 EVENT_RULE = "AWS::Events::Rule"
 EVENT_INVOKE_CONFIG = "AWS::Lambda::EventInvokeConfig"
@@ -67,6 +69,9 @@ SUPPRESSIONS = "$suppressions"
 PIPE_TARGET = "$target"
 PIPE_TARGET_LAMBDA = "lambda"
 PIPE_TARGET_OTHER = "other"
+# Normalized alarm properties: what the template's composite alarms do for it (QR024), as
+# {"notified_by": NAME} or {"silent": [NAME, ...], "unread": [WHY, ...]}.
+COMPOSITES = "$composites"
 
 # A deployed resource's ARN (``--deployed``): what findings name it by and what its metrics are
 # joined on. Deployed stacks are audited under their stack's ARN as the template name.

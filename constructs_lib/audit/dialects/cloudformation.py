@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from constructs_lib.audit import model, parameters, rules, suppressions
-from constructs_lib.audit.dialects import queue_targets
+from constructs_lib.audit.dialects import composite_alarms, queue_targets
 from constructs_lib.audit.dialects.cdk_assembly import ASSET_PATH_METADATA
 from constructs_lib.audit.dialects.queue_targets import lookup
 from constructs_lib.audit.intrinsics import (
@@ -62,6 +62,7 @@ def extract(
         if _resource_rows(template, parsed, str(logical_id), shown, body):
             count += 1
     parsed.file = FileRow(file, stack, "ok", "", count)
+    composite_alarms.annotate(template, resources, parsed)
     _function_pointer_keys(template, resources, parsed)
     _output_rows(template, parsed, document.get("Outputs"))
     return parsed

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.intrinsics import describe, is_unresolved
-from constructs_lib.audit.model import QueueContext
+from constructs_lib.audit.model import COMPOSITES, QueueContext, Resource
 from constructs_lib.audit.rules.context import lambda_consumers
 from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
 from constructs_lib.audit.rules.properties import bool_prop, known_int, name_of
@@ -119,6 +119,29 @@ QR020 = Rule(
 )
 
 
+def _composites_say(alarm: Resource) -> str | None:
+    """What the template's composite alarms add to a silent alarm's finding; None when one of
+    them tells someone when it fires (``dialects/composite_alarms.py``)."""
+    verdict = alarm.prop(COMPOSITES)
+    if not isinstance(verdict, dict):
+        return ""
+    if verdict.get("notified_by"):
+        return None
+    said = ""
+    silent = verdict.get("silent") or []
+    if silent:
+        said += (
+            f"; its composite alarm{'s' if len(silent) > 1 else ''} {', '.join(silent)} "
+            f"{'are' if len(silent) > 1 else 'is'} silent too (no AlarmActions, or ActionsEnabled "
+            "false)"
+        )
+    unread = verdict.get("unread") or []
+    if unread:
+        said += "; composite alarms the audit cannot read are not counted as watching it: "
+        said += "; ".join(unread)
+    return said
+
+
 def _qr024(ctx: QueueContext) -> Iterator[Outcome]:
     seen: set[str] = set()
     for ref in ctx.alarms:
@@ -126,6 +149,9 @@ def _qr024(ctx: QueueContext) -> Iterator[Outcome]:
         if alarm.uid in seen:
             continue
         seen.add(alarm.uid)
+        composites = _composites_say(alarm)
+        if composites is None:
+            continue  # a composite alarm over it tells someone
         try:
             enabled = bool_prop(alarm, "ActionsEnabled", True)
             actions = alarm.prop("AlarmActions")
@@ -139,13 +165,13 @@ def _qr024(ctx: QueueContext) -> Iterator[Outcome]:
             yield Hit(
                 alarm,
                 f"alarm {name_of(alarm)} on {metric} has ActionsEnabled false: it changes state "
-                "and tells no one",
+                f"and tells no one{composites}",
             )
         elif not actions:
             yield Hit(
                 alarm,
                 f"alarm {name_of(alarm)} on {metric} has no AlarmActions: it changes state and "
-                "tells no one",
+                f"tells no one{composites}",
             )
 
 
@@ -153,7 +179,8 @@ QR024 = Rule(
     "QR024",
     "warning",
     "Silent alarm",
-    "give the alarm AlarmActions (an SNS topic, for example) and leave ActionsEnabled true",
+    "give the alarm AlarmActions (an SNS topic, for example) and leave ActionsEnabled true, or "
+    "watch it with a composite alarm (ALARM(...) in its AlarmRule) that has them",
     _qr024,
 )
 

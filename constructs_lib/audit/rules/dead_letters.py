@@ -21,6 +21,7 @@ from constructs_lib.audit.rules.properties import (
     name_of,
     object_prop,
 )
+from constructs_lib.audit.rules.retry_backoff import backoff_outcomes
 from constructs_lib.errors import Problem
 
 
@@ -207,19 +208,27 @@ def _qr018(ctx: QueueContext) -> Iterator[Outcome]:
         # so the queue's is only their default: an unknown one is no reason for a QR900 here.
         visibility = known_int(ctx.queue, "VisibilityTimeout", limits.VISIBILITY_TIMEOUT_DEFAULT)
     retention = int_prop(ctx.queue, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
-    for problem in policy.expiry_before_dead_letter_problems(count, visibility, retention):
-        yield Hit(
-            ctx.queue,
-            f"queue {name_of(ctx.queue)} keeps messages {retention} s, which {problem.rule}",
-        )
+    plain = [
+        Hit(ctx.queue, f"queue {name_of(ctx.queue)} keeps messages {retention} s, which {p.rule}")
+        for p in policy.expiry_before_dead_letter_problems(count, visibility, retention)
+    ]
+    backed_off: list[Outcome] = []
+    if count is not None and visibility is not None and retention is not None:
+        backed_off = backoff_outcomes(ctx, count, visibility, retention, bool(plain))
+    yield from backed_off
+    # A consumer's backoff, when known, says more than count x visibility (never less).
+    if not any(isinstance(o, Hit) and o.resource.uid == ctx.queue.uid for o in backed_off):
+        yield from plain
 
 
 QR018 = Rule(
     "QR018",
     "error",
     "Messages expire before they reach the dead-letter queue",
-    "keep messages longer than maxReceiveCount x VisibilityTimeout (MessageRetentionPeriod "
-    f"at most {limits.RETENTION_MAX} s), or lower maxReceiveCount or the visibility timeout",
+    "keep messages longer than maxReceiveCount x VisibilityTimeout, or than the consumer's "
+    "backoff needs (MessageRetentionPeriod "
+    f"at most {limits.RETENTION_MAX} s), or lower maxReceiveCount, the visibility timeout or the "
+    "backoff's waits",
     _qr018,
 )
 

@@ -18,7 +18,16 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import call_checks, docstrings, limits, naming, policy, producers, prop_tables
+from constructs_lib import (
+    alarm_tiers,
+    call_checks,
+    docstrings,
+    limits,
+    naming,
+    policy,
+    producers,
+    prop_tables,
+)
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.deferred_checks import DeliveryBeforeExpiry, WarningReporter
 from constructs_lib.errors import Problem
@@ -82,6 +91,9 @@ class ResilientQueue(ProducerCalls, Construct):
         dead_letter_queue: sqs.IQueue | None = None,
         alarm_actions: Sequence[cloudwatch.IAlarmAction] = (),
         ok_actions: Sequence[cloudwatch.IAlarmAction] = (),
+        critical_actions: Sequence[cloudwatch.IAlarmAction] | None = None,
+        warning_actions: Sequence[cloudwatch.IAlarmAction] | None = None,
+        composite_alarm: bool = False,
         in_flight_alarm_threshold: int | None = None,
         removal_policy: RemovalPolicy | None = None,
     ) -> None:
@@ -99,7 +111,9 @@ class ResilientQueue(ProducerCalls, Construct):
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
         given = call_checks.check_queue(arguments)
         self._reporter.report(
-            given.unresolved, given.problems + _silent_alarm_problems(alarm_actions)
+            given.unresolved,
+            given.problems
+            + alarm_tiers.silent_tier_problems(alarm_actions, critical_actions, warning_actions),
         )
 
         self.fifo = given.fifo
@@ -131,8 +145,17 @@ class ResilientQueue(ProducerCalls, Construct):
             self.fifo, None
         )
         """The in-flight alarm's threshold, as it will be deployed."""
+        self.alarm_tiers = alarm_tiers.AlarmTiers(
+            self,
+            self.queue_name,
+            alarm_tiers.TierActions.given(
+                alarm_actions, critical_actions, warning_actions, ok_actions
+            ),
+            composite_alarm,
+        )
+        """Every alarm by tier (``by_tier()``), and the ``composite_alarm`` (or None)."""
         self._alarm_factory = AlarmFactory(
-            self, self.queue_name, self.fifo, max_receive_count, alarm_actions, ok_actions
+            self, self.queue_name, self.fifo, max_receive_count, self.alarm_tiers
         )
         self.alarms = self._alarm_factory.queue_alarms(
             self.queue,
@@ -424,20 +447,3 @@ def _given_dead_letter_queue_refusal(dead_letter_queue: sqs.IQueue) -> Problem:
         "(visibility timeout at least 6 x function timeout + batching window, and an "
         f"alarm on its {limits.METRIC_RECEIVED})",
     )
-
-
-def _silent_alarm_problems(alarm_actions: Sequence[cloudwatch.IAlarmAction]) -> list[Problem]:
-    """An alarm without actions changes state in the console and tells nobody."""
-    if alarm_actions:
-        return []
-    return [
-        Problem(
-            "alarm_actions",
-            list(alarm_actions),
-            "is empty, so the alarms notify nobody: a stuck consumer or a dead letter shows only "
-            "to someone who opens the CloudWatch console",
-            "pass alarm_actions=[cloudwatch_actions.SnsAction(topic)] (and ok_actions, to hear "
-            "when an alarm recovers)",
-            severity="warning",
-        )
-    ]

@@ -14,13 +14,15 @@ have to depend on the consumer's, which already depends on the queue's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import jsii
 from aws_cdk import (
     Acknowledgment,
-    IStableStringProducer,
+    IResolveContext,
+    IStringProducer,
     Lazy,
     Stack,
     Token,
@@ -91,6 +93,19 @@ class AlarmTiers:
         """``<queue_name>-critical``: ALARM when any critical alarm of the queue's stack is;
         None without ``composite_alarm``."""
 
+    @classmethod
+    def of_queue(
+        cls, scope: Construct, queue_name: str, arguments: Mapping[str, Any]
+    ) -> AlarmTiers:
+        """The tiers of a ``ResilientQueue(...)`` call, from its ``arguments`` by name."""
+        actions = TierActions.given(
+            arguments["alarm_actions"],
+            arguments["critical_actions"],
+            arguments["warning_actions"],
+            arguments["ok_actions"],
+        )
+        return cls(scope, queue_name, actions, arguments["composite_alarm"])
+
     def create(self, spec: AlarmSpec, scope: Construct | None = None) -> cloudwatch.Alarm:
         """The alarm of ``spec`` in ``scope`` (default: the queue's), with its tier's actions,
         or without actions as a member of the composite alarm."""
@@ -148,7 +163,7 @@ class AlarmTiers:
             # Alarm names, not ARNs: known at synth, so the rule's length can be checked; the
             # dependencies on the members are added as they join.
             alarm_rule=cloudwatch.AlarmRule.from_string(
-                Lazy.string(_RuleOfMembers(self._member_names))
+                Lazy.uncached_string(_RuleOfMembers(self._member_names))
             ),
         )
         if self.actions.critical:
@@ -202,14 +217,15 @@ def composite_rule_problems(alarm_names: Sequence[str]) -> list[Problem]:
     return problems
 
 
-@jsii.implements(IStableStringProducer)
+@jsii.implements(IStringProducer)
 class _RuleOfMembers:
-    """The composite alarm's rule, produced at synth from the members then known."""
+    """The composite alarm's rule, produced from the members known when it is resolved (at
+    synth; uncached, so that resolving it earlier does not freeze it)."""
 
     def __init__(self, member_names: Callable[[], list[str]]) -> None:
         self.member_names = member_names
 
-    def produce(self) -> str:
+    def produce(self, context: IResolveContext) -> str:
         return any_of(self.member_names())
 
 
@@ -226,14 +242,13 @@ class _CompositeRuleLimits:
         return [problem.describe() for problem in composite_rule_problems(names)]
 
 
-def silent_tier_problems(
-    alarm_actions: Sequence[cloudwatch.IAlarmAction],
-    critical_actions: Sequence[cloudwatch.IAlarmAction] | None,
-    warning_actions: Sequence[cloudwatch.IAlarmAction] | None,
-) -> list[Problem]:
+def silent_tier_problems(arguments: Mapping[str, Any]) -> list[Problem]:
     """An alarm without actions changes state in the console and tells nobody: a tier whose
     alarms notify nobody warns (with ``composite_alarm``, the composite carries the critical
-    actions, so its members are not silent)."""
+    actions, so its members are not silent). ``arguments``: a ``ResilientQueue(...)`` call's."""
+    alarm_actions: Sequence[cloudwatch.IAlarmAction] = arguments["alarm_actions"]
+    critical_actions = arguments["critical_actions"]
+    warning_actions = arguments["warning_actions"]
     if not alarm_actions and critical_actions is None and warning_actions is None:
         return [
             Problem(

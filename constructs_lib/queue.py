@@ -110,11 +110,7 @@ class ResilientQueue(ProducerCalls, Construct):
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
         given = call_checks.check_queue(arguments)
-        self._reporter.report(
-            given.unresolved,
-            given.problems
-            + alarm_tiers.silent_tier_problems(alarm_actions, critical_actions, warning_actions),
-        )
+        self._reporter.report(given.unresolved, given.problems)
 
         self.fifo = given.fifo
         """Whether both queues are FIFO."""
@@ -145,18 +141,7 @@ class ResilientQueue(ProducerCalls, Construct):
             self.fifo, None
         )
         """The in-flight alarm's threshold, as it will be deployed."""
-        self.alarm_tiers = alarm_tiers.AlarmTiers(
-            self,
-            self.queue_name,
-            alarm_tiers.TierActions.given(
-                alarm_actions, critical_actions, warning_actions, ok_actions
-            ),
-            composite_alarm,
-        )
-        """Every alarm by tier (``by_tier()``), and the ``composite_alarm`` (or None)."""
-        self._alarm_factory = AlarmFactory(
-            self, self.queue_name, self.fifo, max_receive_count, self.alarm_tiers
-        )
+        self._alarm_factory = AlarmFactory.of_queue(self, self.queue_name, self.fifo, arguments)
         self.alarms = self._alarm_factory.queue_alarms(
             self.queue,
             self.dead_letter_queue,
@@ -311,6 +296,11 @@ class ResilientQueue(ProducerCalls, Construct):
         """The DLQ's visibility timeout in seconds when this construct sets it (with a
         dead-letter consumer); None otherwise (SQS's default, or your DLQ's own)."""
         return self._dead_letter_consumers.visibility_timeout
+
+    @property
+    def alarm_tiers(self) -> alarm_tiers.AlarmTiers:
+        """Every alarm by tier (``by_tier()``), and the ``composite_alarm`` (None without one)."""
+        return self._alarm_factory.tiers
 
     def add_dashboard(self, dashboard_name: str | None = None) -> cloudwatch.Dashboard:
         """A CloudWatch dashboard of this queue, its DLQ, its alarms and its consumers.

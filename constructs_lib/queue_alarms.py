@@ -10,6 +10,8 @@ data), so all of them behave alike. Each spec here chooses its alarm's tier and 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from aws_cdk import Names
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -61,6 +63,15 @@ class AlarmFactory:
         self.max_receive_count = max_receive_count
         self.tiers = tiers
         self._in_flight_spec: AlarmSpec | None = None
+
+    @classmethod
+    def of_queue(
+        cls, scope: Construct, queue_name: str, fifo: bool, arguments: Mapping[str, Any]
+    ) -> AlarmFactory:
+        """The factory of a ``ResilientQueue(...)`` call, from its ``arguments`` by name: its
+        ``max_receive_count`` and its tiers' actions."""
+        tiers = AlarmTiers.of_queue(scope, queue_name, arguments)
+        return cls(scope, queue_name, fifo, arguments["max_receive_count"], tiers)
 
     def create(self, spec: AlarmSpec, scope: Construct | None = None) -> cloudwatch.Alarm:
         """One alarm of ``spec`` in ``scope`` (default: the queue's), with its tier's actions."""

@@ -258,8 +258,8 @@ class AlarmFactory:
             f"{self.queue_name} it was invoked with, in each of the last {minutes} minutes "
             "(FailedInvokeEventCount / InvokedEventCount): nothing gets through. Minutes "
             "without invocations count as 0 %. Look for a broken deployment, a downstream "
-            "outage or a permission change; roll back or fix before the messages reach the "
-            "dead-letter queue.",
+            "outage or a permission change; roll back or fix before "
+            f"{'the dead letters expire' if dead_letter else 'the messages reach the dead-letter queue'}.",
             Tier.CRITICAL,
             "a consumer fails every message, nothing gets through",
         )

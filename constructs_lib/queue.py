@@ -45,7 +45,9 @@ class ResilientQueue(ProducerCalls, Construct):
     refusing requests without TLS; a redrive policy from source to DLQ and a redrive-allow policy
     on the DLQ that admits only this source; and alarms on in-flight messages, DLQ depth and the
     age of the oldest message in each queue. ``add_lambda_consumer`` attaches functions and
-    derives the source's visibility timeout from their timeouts.
+    derives the source's visibility timeout from their timeouts. Each alarm is critical (pages:
+    ``critical_actions``) or a warning (files a ticket: ``warning_actions``), optionally behind
+    one composite alarm (``composite_alarm``; ``alarm_tiers``, docs/alarms.md).
 
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular
@@ -193,7 +195,8 @@ class ResilientQueue(ProducerCalls, Construct):
         consumer gets an alarm on ``FailedInvokeEventCount`` (``LambdaConsumer
         .failed_messages_alarm``): with batch item failures reported the invocations succeed
         whatever happened to the messages, so this is the first sign of failing messages, long
-        before they reach the DLQ.
+        before they reach the DLQ; and a critical alarm when it fails every message for 5
+        minutes (``failing_every_message_alarm``).
 
         Warnings (annotations): filters (a message matching no filter is deleted by Lambda,
         never dead-lettered); metrics off with batch item failures on; ``batch_size`` x an

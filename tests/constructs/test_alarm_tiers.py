@@ -15,6 +15,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Capture, Match, Template
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
@@ -24,7 +25,7 @@ from constructs_lib.alarm_tiers import (
     COMPOSITE_ALARM_RULE_MAX_LENGTH,
     composite_rule_problems,
 )
-from constructs_lib.alarms import Tier
+from constructs_lib.alarms import AlarmSpec, Tier, create_alarm
 from constructs_lib.queue_alarms import (
     EVERY_MESSAGE_FAILED_EXPRESSION,
     EVERY_MESSAGE_FAILED_MINUTES,
@@ -512,3 +513,57 @@ def test_the_four_packs_find_nothing_in_the_tiered_alarms(tmp_path: Path) -> Non
         "SourceExpiryRiskAlarm",
         "FailingEveryMessageAlarm",
     }
+
+
+def test_a_rule_past_cloudwatchs_length_fails_the_synth_naming_the_limit() -> None:
+    app = cdk.App()
+    stack = cdk.Stack(app, "Orders")
+    alarm, _ = topic_action(stack, "Alarms")
+    queue = ResilientQueue(
+        stack, "Orders", queue_name="orders", alarm_actions=[alarm], composite_alarm=True
+    )
+    # Long construct ids make long alarm names (at most 255 characters each): about 250
+    # characters of rule per consumer, past 10,240 with a few dozen consumers.
+    for number in range(COMPOSITE_ALARM_RULE_MAX_LENGTH // 250 + 1):
+        queue.add_lambda_consumer(function(stack, f"Consumer{number:03d}" + "x" * 200))
+
+    with pytest.raises(RuntimeError, match=r"composite_alarm.*CloudWatch allows at most 10240"):
+        app.synth()
+
+
+# --- the spec's comparison and missing-data policy -----------------------------------------
+
+
+def test_an_alarm_spec_may_fire_below_its_threshold_and_on_missing_data(stack: cdk.Stack) -> None:
+    """What an alarm on traffic that must keep coming needs (fewer than 1 message sent)."""
+    queue = sqs.Queue(stack, "Queue")
+    spec = AlarmSpec(
+        "SilentProducerAlarm",
+        queue.metric("NumberOfMessagesSent", period=cdk.Duration.minutes(1), statistic="Sum"),
+        1,
+        1,
+        "queue-silent-producer",
+        "Nothing was sent to the queue.",
+        Tier.WARNING,
+        "the producer went quiet",
+        comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+    )
+    create_alarm(stack, spec, (), ())
+
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": "queue-silent-producer",
+            "ComparisonOperator": "LessThanThreshold",
+            "TreatMissingData": "breaching",
+            "AlarmDescription": Match.string_like_regexp(
+                "^Warning: files a ticket — the producer went quiet. Nothing was sent"
+            ),
+        },
+    )
+    defaults = AlarmSpec("Id", spec.metric, 1, 1, "name", "text", Tier.CRITICAL, "why")
+    assert defaults.comparison_operator == (
+        cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+    )
+    assert defaults.treat_missing_data == cloudwatch.TreatMissingData.NOT_BREACHING

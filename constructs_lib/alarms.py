@@ -1,11 +1,15 @@
 """Alarm factory: a metric and a threshold in, an alarm with the right statistic, period,
 missing-data policy and actions out. The queue construct decides what to watch; this module
-decides how every alarm behaves, so all of them behave alike."""
+decides how every alarm behaves, so all of them behave alike.
+
+Every alarm has a tier (``Tier``): critical alarms page someone, warning alarms file a ticket.
+The tier is part of an alarm's spec, so adding an alarm means choosing its tier."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -27,9 +31,31 @@ RUNBOOK = "Runbook: docs/alarms.md in the constructs_lib documentation."
 ALARM_NAME_MAX_LENGTH = 255
 
 
+class Tier(StrEnum):
+    """How urgent an alarm is: who hears of it, and how."""
+
+    CRITICAL = "critical"
+    """Pages on-call now: messages are lost or about to be (``critical_actions``)."""
+    WARNING = "warning"
+    """Files a ticket for working hours: something degrades, nothing is lost yet
+    (``warning_actions``)."""
+
+    @property
+    def heading(self) -> str:
+        """What the tier means to the person reading an alarm or a dashboard."""
+        return "Critical: pages" if self is Tier.CRITICAL else "Warning: files a ticket"
+
+
 @dataclass(frozen=True)
 class AlarmSpec:
-    """What one alarm watches and what it tells the person it wakes."""
+    """What one alarm watches, how urgent it is and what it tells the person it wakes.
+
+    ``tier_reason`` says why the alarm has its tier, in a few words ("dead letters are
+    arriving"); the description starts with the tier and that reason. The comparison and the
+    missing-data policy default to what every alarm of a queue uses (at or above the threshold;
+    no data is not breaching, for an idle queue); an alarm on something that must keep
+    happening says otherwise (below the threshold, no data breaching).
+    """
 
     construct_id: str
     metric: cloudwatch.IMetric
@@ -37,11 +63,18 @@ class AlarmSpec:
     evaluation_periods: int
     alarm_name: str
     description: str
+    tier: Tier
+    tier_reason: str
     comparison_operator: cloudwatch.ComparisonOperator = (
         cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
     )
     # Most alarms watch for messages present: an idle queue publishes no data, which is healthy.
     treat_missing_data: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING
+
+    @property
+    def full_description(self) -> str:
+        """The alarm's description: its tier and why, what happened, and the runbook."""
+        return f"{self.tier.heading} — {self.tier_reason}. {self.description} {RUNBOOK}"
 
 
 @dataclass(frozen=True)
@@ -125,7 +158,7 @@ def create_alarm(
         comparison_operator=spec.comparison_operator,
         treat_missing_data=spec.treat_missing_data,
         alarm_name=spec.alarm_name,
-        alarm_description=f"{spec.description} {RUNBOOK}",
+        alarm_description=spec.full_description,
     )
     if alarm_actions:
         alarm.add_alarm_action(*alarm_actions)

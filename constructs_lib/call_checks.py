@@ -21,7 +21,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import limits, naming, policy, queue_signals
+from constructs_lib import alarm_tiers, limits, naming, policy, queue_signals
 from constructs_lib.errors import ConfigurationError, Problem
 from constructs_lib.kinds import kind_of
 from constructs_lib.param_table import Given, Table
@@ -91,6 +91,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
     problems += _expiry_problems(given, problems, source_retention)
+    problems += alarm_tiers.silent_tier_problems(arguments)
     if not fifo:
         problems += [
             Problem(

@@ -64,6 +64,10 @@ class LambdaConsumer:
     """``FailedInvokeEventCount`` of the event source mapping >= 1 in a minute: messages the
     function failed or returned in ``batchItemFailures``. None when ``event_source_metrics``
     is off (the metric is then not published)."""
+    failing_every_message_alarm: cloudwatch.Alarm | None = None
+    """Critical: 99 % or more of the events the mapping invoked the function with failed, in
+    each of 5 minutes (metric math over ``FailedInvokeEventCount`` and ``InvokedEventCount``).
+    None when ``event_source_metrics`` is off."""
 
 
 def seconds_or_none(duration: Duration | None, prop: str = "duration") -> int | None:

@@ -1,4 +1,6 @@
-"""An optional CloudWatch dashboard for one ResilientQueue: people look at graphs first."""
+"""An optional CloudWatch dashboard for one ResilientQueue: people look at graphs first. The
+alarms' states come first, one widget per tier ("Critical: pages", then "Warning: files a
+ticket"), the composite alarm first among the critical ones when there is one."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs_lib import limits
 from constructs_lib.alarms import (
     ALARM_PERIOD,
+    Tier,
     event_source_metric,
     queue_count_metric,
     queue_metric,
@@ -50,7 +53,6 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
     health and event counts."""
     source, dlq, alarms = queue.queue, queue.dead_letter_queue, queue.alarms
     consumers = [*queue.consumers, *queue.dead_letter_consumers]
-    consumer_alarms = [c.failed_messages_alarm for c in consumers if c.failed_messages_alarm]
     dead_letter_metrics: list[cloudwatch.IMetric] = [queue_metric(dlq, limits.METRIC_VISIBLE)]
     dead_letter_annotations = [alarms.dead_letter_depth.to_annotation()]
     if alarms.dead_letter_arrivals is not None:
@@ -69,12 +71,7 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
         ]
         ages = [queue_metric(source, limits.METRIC_OLDEST_AGE_QUIET).with_(label="quiet groups")]
     widgets: list[cloudwatch.IWidget] = [
-        cloudwatch.AlarmStatusWidget(
-            title="Alarms",
-            alarms=[*alarms, *consumer_alarms],
-            width=GRAPH_WIDTH * 2,
-            height=3,
-        ),
+        *alarm_status_by_tier(queue),
         _graph("Messages waiting", waiting),
         _graph(
             "Messages in flight",
@@ -130,6 +127,23 @@ def _signal_graphs(queue: ResilientQueue) -> list[cloudwatch.IWidget]:
             _graph(
                 "Noisy message groups (tenants)",
                 [queue_metric(queue.queue, limits.METRIC_NOISY_GROUPS)],
+            )
+        )
+    return widgets
+
+
+def alarm_status_by_tier(queue: ResilientQueue) -> list[cloudwatch.AlarmStatusWidget]:
+    """One alarm-status widget per tier, titled with what the tier means; the composite alarm
+    first among the critical alarms."""
+    tiers = queue.alarm_tiers
+    widgets = []
+    for tier, alarms in tiers.by_tier().items():
+        shown: list[cloudwatch.IAlarm] = list(alarms)
+        if tier is Tier.CRITICAL and tiers.composite_alarm is not None:
+            shown.insert(0, tiers.composite_alarm)
+        widgets.append(
+            cloudwatch.AlarmStatusWidget(
+                title=tier.heading, alarms=shown, width=GRAPH_WIDTH * 2, height=3
             )
         )
     return widgets

@@ -27,6 +27,8 @@ WARNING_PREFIX = "constructs_lib"
 # a suppression of the rule that the audit would honour turns the warning into an info.
 AUDIT_RULE_OF_WARNING = {
     "alarm_actions": "QR024",
+    "critical_actions": "QR024",
+    "warning_actions": "QR024",
     "max_receive_count": "QR008",
     "event_source_metrics": "QR015",
     "reserved_concurrent_executions": "QR017",

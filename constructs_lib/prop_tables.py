@@ -169,13 +169,39 @@ QUEUE = Table(
             "alarm_actions",
             _ALARM_ACTIONS,
             "none",
-            "applied to every alarm when it fires; empty warns (the alarms notify nobody)",
+            "the actions of both tiers (critical and warning) unless `critical_actions` or "
+            "`warning_actions` is given; empty warns (the alarms notify nobody)",
         ),
         Param(
             "ok_actions",
             _ALARM_ACTIONS,
             "none",
-            "applied to every alarm when it recovers",
+            "applied to every alarm when it recovers (with `composite_alarm`, to the composite "
+            "instead of its members)",
+        ),
+        Param(
+            "critical_actions",
+            _ALARM_ACTIONS,
+            "`alarm_actions`",
+            "the critical alarms' (they page: dead letters, messages about to expire, SNS "
+            "delivery failures, a consumer failing every message); empty warns",
+            optional=True,
+        ),
+        Param(
+            "warning_actions",
+            _ALARM_ACTIONS,
+            "`alarm_actions`",
+            "the warning alarms' (they file a ticket: in flight near the limit, a consumer "
+            "failing messages); empty warns",
+            optional=True,
+        ),
+        Param(
+            "composite_alarm",
+            Flag(),
+            "off",
+            "a composite alarm `<queue_name>-critical` over the critical alarms of the queue's "
+            "stack carries the critical actions, its members none (one page, not one per "
+            "alarm); critical alarms of consumers in other stacks keep their own",
         ),
         Param(
             "in_flight_alarm_threshold",

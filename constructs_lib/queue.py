@@ -19,6 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_lib import (
+    alarm_tiers,
     call_checks,
     docstrings,
     limits,
@@ -47,7 +48,9 @@ class ResilientQueue(ProducerCalls, Construct):
     refusing requests without TLS; a redrive policy from source to DLQ and a redrive-allow policy
     on the DLQ that admits only this source; and alarms on in-flight messages, DLQ depth and the
     age of the oldest message in each queue. ``add_lambda_consumer`` attaches functions and
-    derives the source's visibility timeout from their timeouts.
+    derives the source's visibility timeout from their timeouts. Each alarm is critical (pages:
+    ``critical_actions``) or a warning (files a ticket: ``warning_actions``), optionally behind
+    one composite alarm (``composite_alarm``; ``alarm_tiers``, docs/alarms.md).
 
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular
@@ -93,6 +96,9 @@ class ResilientQueue(ProducerCalls, Construct):
         dead_letter_queue: sqs.IQueue | None = None,
         alarm_actions: Sequence[cloudwatch.IAlarmAction] = (),
         ok_actions: Sequence[cloudwatch.IAlarmAction] = (),
+        critical_actions: Sequence[cloudwatch.IAlarmAction] | None = None,
+        warning_actions: Sequence[cloudwatch.IAlarmAction] | None = None,
+        composite_alarm: bool = False,
         in_flight_alarm_threshold: int | None = None,
         removal_policy: RemovalPolicy | None = None,
         expected_traffic: Duration | None = None,
@@ -111,9 +117,7 @@ class ResilientQueue(ProducerCalls, Construct):
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
         given = call_checks.check_queue(arguments)
-        self._reporter.report(
-            given.unresolved, given.problems + _silent_alarm_problems(alarm_actions)
-        )
+        self._reporter.report(given.unresolved, given.problems)
 
         self.fifo = given.fifo
         """Whether both queues are FIFO."""
@@ -147,7 +151,7 @@ class ResilientQueue(ProducerCalls, Construct):
         self.fair = fair
         """Whether the source is a fair queue (``fair``)."""
         self._alarm_factory, self.alarms = _create_alarms(
-            self, given["expected_traffic"], alarm_actions, ok_actions
+            self, given["expected_traffic"], arguments
         )
         self._producers = producers.Producers(
             self, self._pair, self._alarm_factory, self.dead_letter_retention, self.max_message_size
@@ -194,7 +198,8 @@ class ResilientQueue(ProducerCalls, Construct):
         consumer gets an alarm on ``FailedInvokeEventCount`` (``LambdaConsumer
         .failed_messages_alarm``): with batch item failures reported the invocations succeed
         whatever happened to the messages, so this is the first sign of failing messages, long
-        before they reach the DLQ.
+        before they reach the DLQ; and a critical alarm when it fails every message for 5
+        minutes (``failing_every_message_alarm``).
 
         Warnings (annotations): filters (a message matching no filter is deleted by Lambda,
         never dead-lettered); metrics off with batch item failures on; ``batch_size`` x an
@@ -310,6 +315,11 @@ class ResilientQueue(ProducerCalls, Construct):
         """The DLQ's visibility timeout in seconds when this construct sets it (with a
         dead-letter consumer); None otherwise (SQS's default, or your DLQ's own)."""
         return self._dead_letter_consumers.visibility_timeout
+
+    @property
+    def alarm_tiers(self) -> alarm_tiers.AlarmTiers:
+        """Every alarm by tier (``by_tier()``), and the ``composite_alarm`` (None without one)."""
+        return self._alarm_factory.tiers
 
     def add_dashboard(self, dashboard_name: str | None = None) -> cloudwatch.Dashboard:
         """A CloudWatch dashboard of this queue, its DLQ, its alarms and its consumers.
@@ -433,15 +443,10 @@ _PAIR_ARGUMENTS = frozenset(
 
 
 def _create_alarms(
-    queue: ResilientQueue,
-    expected_traffic: int | None,
-    alarm_actions: Sequence[cloudwatch.IAlarmAction],
-    ok_actions: Sequence[cloudwatch.IAlarmAction],
+    queue: ResilientQueue, expected_traffic: int | None, arguments: Mapping[str, Any]
 ) -> tuple[AlarmFactory, QueueAlarms]:
     """The queue's alarm factory and the alarms of its two queues, as constructed."""
-    factory = AlarmFactory(
-        queue, queue.queue_name, queue.fifo, queue.max_receive_count, alarm_actions, ok_actions
-    )
+    factory = AlarmFactory.of_queue(queue, queue.queue_name, queue.fifo, arguments)
     alarms = factory.queue_alarms(
         queue.queue,
         queue.dead_letter_queue,
@@ -469,20 +474,3 @@ def _given_dead_letter_queue_refusal(dead_letter_queue: sqs.IQueue) -> Problem:
         "(visibility timeout at least 6 x function timeout + batching window, and an "
         f"alarm on its {limits.METRIC_RECEIVED})",
     )
-
-
-def _silent_alarm_problems(alarm_actions: Sequence[cloudwatch.IAlarmAction]) -> list[Problem]:
-    """An alarm without actions changes state in the console and tells nobody."""
-    if alarm_actions:
-        return []
-    return [
-        Problem(
-            "alarm_actions",
-            list(alarm_actions),
-            "is empty, so the alarms notify nobody: a stuck consumer or a dead letter shows only "
-            "to someone who opens the CloudWatch console",
-            "pass alarm_actions=[cloudwatch_actions.SnsAction(topic)] (and ok_actions, to hear "
-            "when an alarm recovers)",
-            severity="warning",
-        )
-    ]

@@ -1,6 +1,6 @@
 """The Lambda consumers of one queue of a ResilientQueue (its source queue, or its dead-letter
 queue): each call's checks, the visibility timeout the consumer needs of the queue, the SQS event
-source that attaches it, and its failed-messages alarm."""
+source that attaches it, and its alarms (failed messages; failing every message)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import Acknowledgment, Names, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -228,15 +229,18 @@ class QueueConsumers:
                     "move to the source queue's dead-letter queue through its redrive policy.",
                 )
             )
-        failed_messages_alarm = None
+        alarms: tuple[cloudwatch.Alarm | None, cloudwatch.Alarm | None] = (None, None)
         if settings.event_source_metrics:
             namesakes = sum(1 for c in self.consumers if c.function.node.id == function.node.id)
-            failed_messages_alarm = self._alarms.failed_messages(
-                function, event_source, mapping, namesakes, self.consumed.dead_letter
+            alarms = (
+                self._alarms.failed_messages(
+                    function, event_source, mapping, namesakes, self.consumed.dead_letter
+                ),
+                self._alarms.failing_every_message(
+                    function, event_source, mapping, namesakes, self.consumed.dead_letter
+                ),
             )
-        return LambdaConsumer(
-            function, event_source, timeout, derived, settings, queue, failed_messages_alarm
-        )
+        return LambdaConsumer(function, event_source, timeout, derived, settings, queue, *alarms)
 
 
 def _event_source_warnings(arguments: Mapping[str, Any]) -> list[Problem]:

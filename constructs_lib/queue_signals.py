@@ -21,7 +21,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sqs as sqs
 
 from constructs_lib import limits, policy
-from constructs_lib.alarms import ALARM_PERIOD, ALARM_STATISTIC, AlarmSpec, QueueAlarms
+from constructs_lib.alarms import ALARM_PERIOD, ALARM_STATISTIC, AlarmSpec, QueueAlarms, Tier
 from constructs_lib.errors import Problem
 from constructs_lib.queue_alarms import AlarmFactory
 
@@ -71,6 +71,8 @@ def silent_producers_spec(queue: sqs.IQueue, queue_name: str, period: int) -> Al
         "below 1, or no data: SQS stops publishing the metrics of a queue idle for six hours): "
         "its producers stopped. Look upstream: a failed deploy, an outage, a revoked permission "
         "or key grant, a changed subscription or rule.",
+        tier=Tier.CRITICAL,
+        tier_reason="the producers stopped: an outage upstream",
         comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
     )
@@ -91,6 +93,8 @@ def quiet_groups_expiry_spec(queue: sqs.IQueue, queue_name: str, threshold: int)
         f"of the fair queue {queue_name} is {threshold} s old, half its retention: the consumers "
         "are not keeping up for everyone, not only for one noisy tenant, and messages will "
         "expire unprocessed.",
+        Tier.CRITICAL,
+        "every tenant's messages are about to expire unprocessed",
     )
 
 

@@ -87,6 +87,11 @@ class PipelinesStack(Stack):
         alarm_topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
         alarm_actions = [cloudwatch_actions.SnsAction(alarm_topic)]
 
+        # Both tiers go to the one alarm topic (alarm_actions): critical alarms (dead letters,
+        # messages about to expire, a consumer failing every message) as one page through the
+        # composite alarm "orders-critical", warnings (in flight, some failed messages) each on
+        # their own. A team that files tickets separately passes critical_actions= its paging
+        # topic and warning_actions= its ticket topic instead.
         orders = ResilientQueue(
             self,
             "Orders",
@@ -94,6 +99,7 @@ class PipelinesStack(Stack):
             retention_period=Duration.days(4),
             alarm_actions=alarm_actions,
             ok_actions=alarm_actions,
+            composite_alarm=True,
         )
         order_events = sns.Topic(self, "OrderEvents", master_key=key, enforce_ssl=True)
         orders.add_producer(order_events, raw_message_delivery=True)

@@ -22,6 +22,6 @@ worker = lambda_.Function(
 orders = ResilientQueue(stack, "Orders", fifo=True, alarm_actions=[actions.SnsAction(topic)])
 orders.add_lambda_consumer(worker, batch_size=10)
 # orders.queue_name == "<generated>.fifo", its DLQ "<generated>-dlq.fifo";
-# visibility timeout 6 x 30 s = 180 s; four alarms to the on-call topic.
+# visibility timeout 6 x 30 s = 180 s; six alarms to the on-call topic (docs/alarms.md).
 
 app.synth()

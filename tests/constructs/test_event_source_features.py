@@ -386,7 +386,10 @@ def test_in_flight_threshold_follows_what_capped_consumers_hold(
 
     alarm = alarm_named(stack, "orders-in-flight-high")
     assert alarm["Threshold"] == 1000 * 50 + 20 * 10 * 200 + 1
-    assert str(alarm["AlarmDescription"]).startswith("90001 or more messages of orders")
+    assert str(alarm["AlarmDescription"]).startswith(
+        "Warning: files a ticket — consumers are falling behind, nothing is lost yet. "
+        "90001 or more messages of orders"
+    )
     assert queue.in_flight_threshold == 90_001
 
 
@@ -766,6 +769,8 @@ def test_the_depth_and_age_alarms_stay_next_to_the_arrivals_alarm(
         "orders-dead-letter-arrivals",  # one, however many dead-letter consumers
         "orders-dlq-Fn0-failed-messages",
         "orders-dlq-Fn1-failed-messages",
+        "orders-dlq-Fn0-failing-every-message",
+        "orders-dlq-Fn1-failing-every-message",
     }
 
 

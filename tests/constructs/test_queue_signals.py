@@ -306,3 +306,60 @@ def test_the_four_nag_packs_and_the_audit_find_nothing_in_a_fair_watched_queue(
     ]
     assert on_library == []
     assert [(f.rule_id, f.severity) for f in audit.findings if f.severity != "info"] == []
+
+
+# --- tiers -------------------------------------------------------------------------------------
+
+
+def test_on_a_fair_queue_the_quiet_groups_page_and_the_whole_queue_files_a_ticket(
+    stack: cdk.Stack,
+) -> None:
+    pager = sns.Topic(stack, "Pager")
+    tickets = sns.Topic(stack, "Tickets")
+    ResilientQueue(
+        stack,
+        "Tenants",
+        queue_name="tenants",
+        fair=True,
+        expected_traffic=cdk.Duration.minutes(10),
+        critical_actions=[cloudwatch_actions.SnsAction(pager)],
+        warning_actions=[cloudwatch_actions.SnsAction(tickets)],
+    )
+    by_name = {
+        a["Properties"]["AlarmName"]: a["Properties"]  # type: ignore[index]
+        for a in resources_of_type(stack, "AWS::CloudWatch::Alarm").values()
+    }
+    pager_ref = {"Ref": stack.get_logical_id(pager.node.default_child)}  # type: ignore[arg-type]
+    tickets_ref = {"Ref": stack.get_logical_id(tickets.node.default_child)}  # type: ignore[arg-type]
+
+    quiet = by_name["tenants-quiet-groups-oldest-message-age"]
+    queue_wide = by_name["tenants-oldest-message-age"]
+    silence = by_name["tenants-no-messages-sent"]
+    assert quiet["AlarmActions"] == [pager_ref]
+    assert str(quiet["AlarmDescription"]).startswith("Critical: pages")
+    assert silence["AlarmActions"] == [pager_ref]
+    assert queue_wide["AlarmActions"] == [tickets_ref]
+    assert str(queue_wide["AlarmDescription"]).startswith("Warning: files a ticket")
+    assert "one noisy tenant" in str(queue_wide["AlarmDescription"])
+
+
+def test_the_composite_alarm_pages_for_the_quiet_groups_and_silent_producers(
+    stack: cdk.Stack,
+) -> None:
+    pager = cloudwatch_actions.SnsAction(sns.Topic(stack, "Pager"))
+    ResilientQueue(
+        stack,
+        "Tenants",
+        queue_name="tenants",
+        fair=True,
+        expected_traffic=cdk.Duration.minutes(10),
+        alarm_actions=[pager],
+        composite_alarm=True,
+    )
+    [composite] = resources_of_type(stack, "AWS::CloudWatch::CompositeAlarm").values()
+    rule = json.dumps(stack.resolve(composite["Properties"]["AlarmRule"]))  # type: ignore[index]
+
+    assert "tenants-quiet-groups-oldest-message-age" in rule
+    assert "tenants-no-messages-sent" in rule
+    # The queue-wide age files a ticket on a fair queue: not a member, it keeps its actions.
+    assert "tenants-oldest-message-age\\" not in rule

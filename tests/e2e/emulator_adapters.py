@@ -23,7 +23,15 @@ from typing import Any
 
 from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-from moto.cloudwatch.models import Alarm, CloudWatchBackend, cloudwatch_backends
+from moto.cloudwatch.models import (
+    Alarm,
+    CloudWatchBackend,
+    Dimension,
+    Metric,
+    MetricDataQuery,
+    MetricStat,
+    cloudwatch_backends,
+)
 from moto.core.common_models import CloudFormationModel
 from moto.sns.models import SNSBackend, sns_backends
 from moto.sqs.exceptions import QueueDoesNotExist
@@ -46,9 +54,10 @@ class CloudWatchAlarmResource(CloudFormationModel):
 
     The alarm is the very object ``PutMetricAlarm`` makes (``CloudWatchBackend.put_metric_alarm``),
     so DescribeAlarms, SetAlarmState and DeleteAlarms see it. ``Ref`` gives the alarm name and
-    ``Fn::GetAtt Arn`` its ARN, as CloudFormation documents. Metric-math alarms (``Metrics``) and
-    composite alarms are not adapted: a template with one fails the deploy loudly instead of
-    passing with a wrong alarm.
+    ``Fn::GetAtt Arn`` its ARN, as CloudFormation documents. A metric-math alarm's ``Metrics``
+    become the backend's metric data queries exactly as moto's PutMetricAlarm handler builds
+    them (moto/cloudwatch/responses.py), so DescribeAlarms returns them; a query's
+    ``AccountId`` is not adapted (a template with one fails the deploy loudly).
     """
 
     def __init__(self, alarm: Alarm) -> None:
@@ -90,17 +99,16 @@ class CloudWatchAlarmResource(CloudFormationModel):
         **kwargs: Any,
     ) -> CloudWatchAlarmResource:
         props = cloudformation_json["Properties"]
-        if "Metrics" in props:
-            raise NotImplementedError("metric-math alarms are not adapted for the emulator")
         backend: CloudWatchBackend = cloudwatch_backends[account_id][region_name]
         datapoints = props.get("DatapointsToAlarm")
         alarm = backend.put_metric_alarm(
             name=resource_name,
-            namespace=props["Namespace"],
-            metric_name=props["MetricName"],
+            namespace=props.get("Namespace"),
+            metric_name=props.get("MetricName"),
+            metric_data_queries=_metric_data_queries(props.get("Metrics")),
             comparison_operator=props["ComparisonOperator"],
             evaluation_periods=int(props["EvaluationPeriods"]),
-            period=int(props["Period"]),
+            period=int(props["Period"]) if "Period" in props else None,
             threshold=float(props["Threshold"]),
             statistic=props.get("Statistic"),
             extended_statistic=props.get("ExtendedStatistic"),
@@ -127,6 +135,156 @@ class CloudWatchAlarmResource(CloudFormationModel):
         account_id: str,
         region_name: str,
     ) -> CloudWatchAlarmResource:
+        cls.delete_from_cloudformation_json(
+            original_resource.physical_resource_id, cloudformation_json, account_id, region_name
+        )
+        return cls.create_from_cloudformation_json(
+            new_resource_name, cloudformation_json, account_id, region_name
+        )
+
+    @classmethod
+    def delete_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        backend: CloudWatchBackend = cloudwatch_backends[account_id][region_name]
+        backend.delete_alarms([resource_name])
+
+
+def _metric_data_queries(metrics: list[dict[str, Any]] | None) -> list[MetricDataQuery] | None:
+    """A metric-math alarm's ``Metrics`` as the backend's queries, built as moto's
+    PutMetricAlarm handler builds them from the API's ``Metrics``."""
+    if not metrics:
+        return None
+    queries = []
+    for metric in metrics:
+        if "AccountId" in metric:
+            raise NotImplementedError("cross-account metric queries are not adapted")
+        stat = metric.get("MetricStat")
+        metric_stat = None
+        if stat is not None:
+            described = stat["Metric"]
+            metric_stat = MetricStat(
+                metric=Metric(
+                    metric_name=described["MetricName"],
+                    namespace=described["Namespace"],
+                    dimensions=[
+                        Dimension(name=d["Name"], value=d["Value"])
+                        for d in described.get("Dimensions", [])
+                    ],
+                ),
+                period=stat.get("Period"),
+                stat=stat.get("Stat"),
+                unit=stat.get("Unit"),
+            )
+        queries.append(
+            MetricDataQuery(
+                query_id=metric["Id"],
+                label=metric.get("Label"),
+                period=metric.get("Period"),
+                return_data=metric.get("ReturnData"),
+                expression=metric.get("Expression"),
+                metric_stat=metric_stat,
+            )
+        )
+    return queries
+
+
+class CloudWatchCompositeAlarmResource(CloudFormationModel):
+    """``AWS::CloudWatch::CompositeAlarm``: a composite alarm in the emulator's CloudWatch backend.
+
+    The emulator models a composite alarm as an alarm with a rule (``Alarm.rule``, which
+    DescribeAlarms lists under ``CompositeAlarms``), made by the backend call its PutMetricAlarm
+    handler makes with an ``AlarmRule`` (moto/cloudwatch/responses.py: "re-use this method for
+    composite alarms"); moto 5.2.5 has no PutCompositeAlarm handler of its own. The rule is
+    stored, not evaluated: the emulator never changes the composite's state. ``Ref`` gives the
+    alarm name and ``Fn::GetAtt Arn`` its ARN, as CloudFormation documents. The actions
+    suppressor properties are not adapted: a template with one fails the deploy loudly.
+    """
+
+    NOT_ADAPTED = (
+        "ActionsSuppressor",
+        "ActionsSuppressorExtensionPeriod",
+        "ActionsSuppressorWaitPeriod",
+    )
+
+    def __init__(self, alarm: Alarm) -> None:
+        self.alarm = alarm
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "AlarmName"
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::CloudWatch::CompositeAlarm"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr == "Arn"
+
+    @property
+    def physical_resource_id(self) -> str:
+        name: str = self.alarm.name
+        return name
+
+    def get_cfn_attribute(self, attribute_name: str) -> str:
+        if attribute_name == "Arn":
+            arn: str = self.alarm.alarm_arn
+            return arn
+        raise UnformattedGetAttTemplateException()
+
+    def is_created(self) -> bool:
+        return True
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> CloudWatchCompositeAlarmResource:
+        props = cloudformation_json["Properties"]
+        unadapted = [p for p in cls.NOT_ADAPTED if p in props]
+        if unadapted:
+            raise NotImplementedError(f"composite alarm properties not adapted: {unadapted}")
+        backend: CloudWatchBackend = cloudwatch_backends[account_id][region_name]
+        # The arguments moto's PutMetricAlarm handler passes for a request with an AlarmRule
+        # (every metric parameter absent).
+        alarm = backend.put_metric_alarm(
+            name=resource_name,
+            namespace=None,
+            metric_name=None,
+            comparison_operator=None,
+            evaluation_periods=None,
+            period=None,
+            threshold=None,
+            statistic=None,
+            description=props.get("AlarmDescription"),
+            dimensions=[],
+            alarm_actions=props.get("AlarmActions", []),
+            ok_actions=props.get("OKActions", []),
+            insufficient_data_actions=props.get("InsufficientDataActions", []),
+            actions_enabled=_as_bool(props.get("ActionsEnabled", True)),
+            rule=props["AlarmRule"],
+            tags=props.get("Tags"),
+        )
+        return cls(alarm)
+
+    @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: CloudWatchCompositeAlarmResource,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> CloudWatchCompositeAlarmResource:
         cls.delete_from_cloudformation_json(
             original_resource.physical_resource_id, cloudformation_json, account_id, region_name
         )
@@ -352,6 +510,16 @@ ADAPTERS: dict[str, tuple[type[CloudFormationModel], AdapterInfo]] = {
             gap="CloudFormation skips the type (logs 'No Moto CloudFormation support'), so no "
             "alarm exists and Fn::GetAtt on one fails the stack: 'Template error: instance of "
             "Fn::GetAtt references undefined resource <logical id>'",
+        ),
+    ),
+    CloudWatchCompositeAlarmResource.cloudformation_type(): (
+        CloudWatchCompositeAlarmResource,
+        AdapterInfo(
+            resource_type="AWS::CloudWatch::CompositeAlarm",
+            written_for=WRITTEN_FOR_MOTO,
+            gap="CloudFormation skips the type (logs 'No Moto CloudFormation support'), so no "
+            "composite alarm exists and Fn::GetAtt on one (a dashboard's alarm status) fails "
+            "the stack; the emulator has no PutCompositeAlarm handler either",
         ),
     ),
     SqsQueuePolicyResource.cloudformation_type(): (

@@ -68,6 +68,9 @@ class ExamplePipeline:
     dead_letter_consumer: DeadLetterConsumer | None
     topic_producer: TopicProducer | None
     redrive_operator: str | None  # the construct id of the role given grant_redrive
+    # The critical alarms of the queue's stack page through one composite alarm,
+    # "<queue>-critical", and carry no actions themselves.
+    composite_alarm: bool
 
     @property
     def id(self) -> str:
@@ -93,6 +96,7 @@ ORDERS = ExamplePipeline(
     ),
     topic_producer=TopicProducer(raw_message_delivery=True),
     redrive_operator=None,
+    composite_alarm=True,
 )
 PAYMENTS = ExamplePipeline(
     queue_name="payments.fifo",
@@ -111,6 +115,7 @@ PAYMENTS = ExamplePipeline(
     dead_letter_consumer=None,
     topic_producer=None,
     redrive_operator="PaymentsRedriveOperator",
+    composite_alarm=False,
 )
 EXAMPLE_PIPELINES = (ORDERS, PAYMENTS)
 

@@ -88,7 +88,9 @@ def test_without_the_adapters_the_example_app_cannot_be_deployed(
         for template in example_assembly.templates().values()
         for logical_id, resource in template["Resources"].items()
     }
-    assert types[found.group(1)] == "AWS::CloudWatch::Alarm"
+    # The first reference the emulator cannot resolve: an alarm, or the composite alarm the
+    # dashboard shows.
+    assert types[found.group(1)] in {"AWS::CloudWatch::Alarm", "AWS::CloudWatch::CompositeAlarm"}
 
 
 ALARM = {
@@ -168,6 +170,135 @@ def test_a_cloudformation_alarm_is_the_alarm_put_metric_alarm_makes(
         cloudwatch.delete_alarms(AlarmNames=[by_api["AlarmName"]])
 
     assert cloudwatch.describe_alarms(AlarmNames=[ALARM["AlarmName"]])["MetricAlarms"] == []
+
+
+MATH_ALARM = {
+    "AlarmName": "adapter-check-every-message",
+    "AlarmDescription": "adapter check",
+    "EvaluationPeriods": 5,
+    "DatapointsToAlarm": 5,
+    "Threshold": 99,
+    "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+    "TreatMissingData": "notBreaching",
+    "AlarmActions": [f"arn:aws:sns:{REGION}:{ACCOUNT}:adapter-check"],
+    "Metrics": [
+        {
+            "Id": "share",
+            "Expression": "IF(FILL(invoked, 0) > 0, 100 * FILL(failed, 0) / FILL(invoked, 0), 0)",
+            "Label": "failed, % of invoked",
+            "ReturnData": True,
+        },
+        *(
+            {
+                "Id": query_id,
+                "MetricStat": {
+                    "Metric": {
+                        "Namespace": "AWS/Lambda",
+                        "MetricName": metric,
+                        "Dimensions": [{"Name": "EventSourceMappingUUID", "Value": "uuid"}],
+                    },
+                    "Period": 60,
+                    "Stat": "Sum",
+                },
+                "ReturnData": False,
+            }
+            for query_id, metric in (
+                ("failed", "FailedInvokeEventCount"),
+                ("invoked", "InvokedEventCount"),
+            )
+        ),
+    ],
+}
+
+
+def test_a_cloudformation_metric_math_alarm_is_the_alarm_put_metric_alarm_makes(
+    emulator: Emulator, client_factory: Any
+) -> None:
+    cloudformation = client_factory("cloudformation")
+    cloudwatch = client_factory("cloudwatch")
+    template = {
+        "Resources": {"Alarm": {"Type": "AWS::CloudWatch::Alarm", "Properties": MATH_ALARM}}
+    }
+    by_api = {**MATH_ALARM, "AlarmName": "adapter-check-every-message-by-api"}
+    cloudwatch.put_metric_alarm(**by_api)
+
+    cloudformation.create_stack(StackName="adapter-check-math", TemplateBody=json.dumps(template))
+
+    try:
+        found = cloudwatch.describe_alarms(
+            AlarmNames=[MATH_ALARM["AlarmName"], by_api["AlarmName"]]
+        )["MetricAlarms"]
+        by_name = {alarm["AlarmName"]: alarm for alarm in found}
+        made, reference = by_name[MATH_ALARM["AlarmName"]], by_name[by_api["AlarmName"]]
+        assert {k: v for k, v in made.items() if k not in VOLATILE} == {
+            k: v for k, v in reference.items() if k not in VOLATILE
+        }
+        assert made["Metrics"] == MATH_ALARM["Metrics"]
+    finally:
+        cloudformation.delete_stack(StackName="adapter-check-math")
+        cloudwatch.delete_alarms(AlarmNames=[by_api["AlarmName"]])
+
+    assert cloudwatch.describe_alarms(AlarmNames=[MATH_ALARM["AlarmName"]])["MetricAlarms"] == []
+
+
+def test_a_cloudformation_composite_alarm_is_listed_as_a_composite_alarm(
+    emulator: Emulator, client_factory: Any
+) -> None:
+    """The emulator has no PutCompositeAlarm to compare with: the alarm is read back as
+    DescribeAlarms lists composite alarms, with its rule and actions."""
+    cloudformation = client_factory("cloudformation")
+    cloudwatch = client_factory("cloudwatch")
+    topic = f"arn:aws:sns:{REGION}:{ACCOUNT}:adapter-check"
+    template = {
+        "Resources": {
+            "Member": {"Type": "AWS::CloudWatch::Alarm", "Properties": ALARM},
+            "Composite": {
+                "Type": "AWS::CloudWatch::CompositeAlarm",
+                "DependsOn": ["Member"],
+                "Properties": {
+                    "AlarmName": "adapter-check-critical",
+                    "AlarmDescription": "adapter check",
+                    "AlarmRule": f'ALARM("{ALARM["AlarmName"]}")',
+                    "AlarmActions": [topic],
+                    "OKActions": [topic],
+                },
+            },
+            "Board": {
+                "Type": "AWS::CloudWatch::Dashboard",
+                "Properties": {
+                    "DashboardName": "adapter-check-composite",
+                    "DashboardBody": {
+                        "Fn::Join": ["", ['{"arn":"', {"Fn::GetAtt": ["Composite", "Arn"]}, '"}']]
+                    },
+                },
+            },
+        }
+    }
+
+    cloudformation.create_stack(
+        StackName="adapter-check-composite", TemplateBody=json.dumps(template)
+    )
+
+    try:
+        listed = cloudwatch.describe_alarms(
+            AlarmNames=["adapter-check-critical"], AlarmTypes=["CompositeAlarm"]
+        )
+        assert listed["MetricAlarms"] == []
+        [composite] = listed["CompositeAlarms"]
+        assert composite["AlarmRule"] == f'ALARM("{ALARM["AlarmName"]}")'
+        assert composite["AlarmActions"] == composite["OKActions"] == [topic]
+        assert composite["AlarmDescription"] == "adapter check"
+        arn = f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:adapter-check-critical"
+        assert composite["AlarmArn"] == arn
+        body = cloudwatch.get_dashboard(DashboardName="adapter-check-composite")["DashboardBody"]
+        assert json.loads(body) == {"arn": arn}
+    finally:
+        cloudformation.delete_stack(StackName="adapter-check-composite")
+
+    remaining = cloudwatch.describe_alarms(
+        AlarmNames=["adapter-check-critical"], AlarmTypes=["CompositeAlarm"]
+    )
+    assert remaining["CompositeAlarms"] == []
 
 
 def test_the_launcher_registers_the_adapters_in_the_server(emulator: Emulator) -> None:

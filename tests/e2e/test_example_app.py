@@ -49,6 +49,22 @@ VISIBILITY = {"orders": 6 * 30 + 5, "payments.fifo": 6 * 20}
 # SQS's default, which the library leaves alone.
 DEAD_LETTER_VISIBILITY = {"orders": 6 * 10, "payments.fifo": 30}
 RUNBOOK_NOTE = "Runbook: docs/alarms.md in the constructs_lib documentation."
+# The alarms that page (docs/alarms.md, "Alarm tiers"); the others file a ticket.
+CRITICAL_ROLES = frozenset(
+    {
+        "dead_letter_depth",
+        "source_expiry_risk",
+        "dead_letter_expiry_risk",
+        "dead_letter_arrivals",
+        "failing_every_message",
+        "dead_letter_failing_every_message",
+    }
+)
+# Metric math over the mapping's event counts (no metric of their own): by the consumer role.
+EVERY_MESSAGE_ROLES = {
+    "failing_every_message": "consumer",
+    "dead_letter_failing_every_message": "dead_letter_consumer",
+}
 
 
 @pytest.fixture(params=EXAMPLE_PIPELINES, ids=lambda spec: spec.id)
@@ -70,9 +86,9 @@ def attributes(sqs: Any, url: str) -> dict[str, str]:
 
 
 def alarm_names(spec: ExamplePipeline) -> dict[str, str]:
-    """The alarm names docs/alarms.md documents for a pipeline: four for the queue, one per
-    consumer (``<queue>-<function>-failed-messages``, the DLQ's consumer on ``<queue>-dlq``) and
-    the DLQ arrivals alarm with a dead-letter consumer."""
+    """The alarm names docs/alarms.md documents for a pipeline: four for the queue, two per
+    consumer (``<queue>-<function>-failed-messages`` and ``-failing-every-message``, the DLQ's
+    consumer on ``<queue>-dlq``) and the DLQ arrivals alarm with a dead-letter consumer."""
     queue_name = spec.queue_name
     names = {
         "in_flight": f"{queue_name}-in-flight-high",
@@ -82,12 +98,16 @@ def alarm_names(spec: ExamplePipeline) -> dict[str, str]:
     }
     if spec.event_source_metrics:
         names["failed_messages"] = f"{queue_name}-{spec.function}-failed-messages"
+        names["failing_every_message"] = f"{queue_name}-{spec.function}-failing-every-message"
     dead_letter = spec.dead_letter_consumer
     if dead_letter is not None:
         names["dead_letter_arrivals"] = f"{queue_name}-dead-letter-arrivals"
         if spec.event_source_metrics:
             names["dead_letter_failed_messages"] = (
                 f"{spec.dead_letter_queue_name}-{dead_letter.function}-failed-messages"
+            )
+            names["dead_letter_failing_every_message"] = (
+                f"{spec.dead_letter_queue_name}-{dead_letter.function}-failing-every-message"
             )
     return names
 
@@ -341,7 +361,13 @@ def test_every_promised_alarm_exists_on_the_right_metric_with_its_actions(
 ) -> None:
     """The four queue alarms of the README, and docs/alarms.md's alarm per consumer on its
     mapping's FailedInvokeEventCount and, with a dead-letter consumer, on the DLQ's arrivals;
-    each with the alarm topic as alarm and OK action. No other alarm watches the pipeline."""
+    with a consumer failing every message per consumer (metric math); each saying its tier, with
+    the alarm topic as alarm and OK action, or, as a member of the pipeline's composite alarm,
+    none: the composite carries them. No other alarm watches the pipeline.
+
+    The emulator stores the composite alarm's rule but never evaluates it (nor the metric
+    math): that the composite fires with any member and that CloudFormation creates it after
+    its members are read from the synthesized template instead."""
     spec = pipeline.spec
     topic = alarm_topic(example_deployment, pipeline)
     live_topics = {t["TopicArn"] for t in client_factory("sns").list_topics()["Topics"]}
@@ -424,8 +450,44 @@ def test_every_promised_alarm_exists_on_the_right_metric_with_its_actions(
             )
 
     alarms = live_alarms(client_factory, spec)
+    every_message = {
+        role: getattr(pipeline, consumer)
+        for role, consumer in EVERY_MESSAGE_ROLES.items()
+        if role in alarm_names(spec)
+    }
 
-    assert sorted(alarms) == sorted(expected)
+    assert sorted(alarms) == sorted([*expected, *every_message])
+    for role, alarm in alarms.items():
+        member = role in CRITICAL_ROLES and spec.composite_alarm
+        heading = "Critical: pages — " if role in CRITICAL_ROLES else "Warning: files a ticket — "
+        assert alarm["AlarmDescription"].startswith(heading), role
+        assert alarm["AlarmDescription"].endswith(RUNBOOK_NOTE), role
+        assert alarm["ActionsEnabled"] is True, role
+        assert alarm["AlarmActions"] == ([] if member else [topic]), role
+        assert alarm["OKActions"] == ([] if member else [topic]), role
+    for role, consumer in every_message.items():
+        alarm = alarms[role]
+        assert alarm["Threshold"] == 99, role
+        assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 5, role
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold", role
+        assert alarm["TreatMissingData"] == "notBreaching", role
+        [expression, *counts] = alarm["Metrics"]
+        assert expression["Expression"].startswith("IF(FILL(invoked, 0) > 0, "), role
+        assert expression["ReturnData"] is True, role
+        assert {
+            query["Id"]: (
+                query["MetricStat"]["Metric"]["Namespace"],
+                query["MetricStat"]["Metric"]["MetricName"],
+                query["MetricStat"]["Metric"]["Dimensions"],
+                query["MetricStat"]["Stat"],
+                query["MetricStat"]["Period"],
+            )
+            for query in counts
+        } == {
+            "failed": ("AWS/Lambda", "FailedInvokeEventCount", mapping(consumer), "Sum", 60),
+            "invoked": ("AWS/Lambda", "InvokedEventCount", mapping(consumer), "Sum", 60),
+        }, role
+    check_composite_alarm(pipeline, client_factory, topic, alarm_names(spec))
     for role, (namespace, metric, dimensions, statistic, threshold, periods) in expected.items():
         alarm = alarms[role]
         assert alarm["Namespace"] == namespace, role
@@ -438,10 +500,6 @@ def test_every_promised_alarm_exists_on_the_right_metric_with_its_actions(
         assert alarm["Threshold"] == threshold, role
         assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold", role
         assert alarm["TreatMissingData"] == "notBreaching", role
-        assert alarm["ActionsEnabled"] is True, role
-        assert alarm["AlarmActions"] == [topic], role
-        assert alarm["OKActions"] == [topic], role
-        assert alarm["AlarmDescription"].endswith(RUNBOOK_NOTE), role
     # Every alarm on this pipeline's queues or mappings is one of those (no NumberOfMessagesSent
     # alarm on the DLQ, no second alarm on a mapping).
     watched = {
@@ -457,7 +515,48 @@ def test_every_promised_alarm_exists_on_the_right_metric_with_its_actions(
         for alarm in everything
         if any(json.dumps(d, sort_keys=True) in watched for d in alarm["Dimensions"])
     )
-    assert on_this_pipeline == sorted(alarm_names(spec).values())
+    assert on_this_pipeline == sorted(
+        name for role, name in alarm_names(spec).items() if role not in every_message
+    )
+
+
+def check_composite_alarm(
+    pipeline: DeployedPipeline, client_factory: Any, topic: str, names: dict[str, str]
+) -> None:
+    """The pipeline's composite alarm, live and as synthesized: over every critical alarm (the
+    SNS delivery failures' too), with the topic; none without ``composite_alarm``."""
+    spec = pipeline.spec
+    composite_name = f"{spec.queue_name}-critical"
+    live = client_factory("cloudwatch").describe_alarms(
+        AlarmNames=[composite_name], AlarmTypes=["CompositeAlarm"]
+    )["CompositeAlarms"]
+    declared = [
+        (logical_id, resource)
+        for logical_id, resource in pipeline.template["Resources"].items()
+        if resource["Type"] == "AWS::CloudWatch::CompositeAlarm"
+        and resource["Properties"]["AlarmName"] == composite_name
+    ]
+    if not spec.composite_alarm:
+        assert live == declared == []
+        return
+    [composite] = live
+    [(_, resource)] = declared
+    critical = {names[role] for role in CRITICAL_ROLES if role in names}
+    if spec.topic_producer is not None:
+        critical.add(f"{spec.queue_name}-sns-delivery-failures")
+    rule = composite["AlarmRule"]
+    assert rule == resource["Properties"]["AlarmRule"]
+    assert sorted(rule.split(" OR ")) == sorted(f'ALARM("{name}")' for name in critical)
+    assert composite["AlarmActions"] == composite["OKActions"] == [topic]
+    assert composite["AlarmDescription"].startswith("Critical: pages — ")
+    # Not shown by the emulator: CloudFormation creates every member before the composite.
+    member_ids = {
+        logical_id
+        for logical_id, other in pipeline.template["Resources"].items()
+        if other["Type"] == "AWS::CloudWatch::Alarm"
+        and other["Properties"]["AlarmName"] in critical
+    }
+    assert member_ids == set(resource["DependsOn"])
 
 
 def test_dashboard_exists_and_shows_the_live_alarms_and_consumers(
@@ -473,20 +572,33 @@ def test_dashboard_exists_and_shows_the_live_alarms_and_consumers(
     listed = {d["DashboardName"] for d in cloudwatch.list_dashboards()["DashboardEntries"]}
     alarm_arns = sorted(a["AlarmArn"] for a in live_alarms(client_factory, pipeline.spec).values())
     assert len(alarm_arns) == len(alarm_names(pipeline.spec))
+    composite = cloudwatch.describe_alarms(
+        AlarmNames=[f"{pipeline.spec.queue_name}-critical"], AlarmTypes=["CompositeAlarm"]
+    )["CompositeAlarms"]
 
-    def alarms_widget(body: dict[str, Any]) -> list[str]:
-        return sorted(
-            arn
+    def alarm_widgets(body: dict[str, Any]) -> dict[str, list[str]]:
+        """The alarm-status widgets by title: one per tier."""
+        return {
+            widget["properties"]["title"]: widget["properties"]["alarms"]
             for widget in body["widgets"]
             if widget["type"] == "alarm"
-            for arn in widget["properties"]["alarms"]
-        )
+        }
+
+    def shows_the_pipeline(body: dict[str, Any]) -> bool:
+        shown = [arn for arns in alarm_widgets(body).values() for arn in arns]
+        return set(alarm_arns) <= set(shown)
 
     bodies = [json.loads(cloudwatch.get_dashboard(DashboardName=n)["DashboardBody"]) for n in names]
-    mine = [body for body in bodies if alarms_widget(body) == alarm_arns]
+    mine = [body for body in bodies if shows_the_pipeline(body)]
 
     assert set(names) <= listed
-    assert len(mine) == 1, "no dashboard shows exactly this pipeline's live alarms"
+    assert len(mine) == 1, "no dashboard shows this pipeline's live alarms"
+    tiers = alarm_widgets(mine[0])
+    assert list(tiers) == ["Critical: pages", "Warning: files a ticket"]
+    if pipeline.spec.composite_alarm:  # the composite first: the one that pages
+        assert tiers["Critical: pages"][0] == composite[0]["AlarmArn"]
+    else:
+        assert composite == []
     text = json.dumps(mine[0]).replace(" ", "").replace('\\"', '"')
     for shown in (pipeline.spec.queue_name, pipeline.spec.dead_letter_queue_name):
         assert f'"QueueName","{shown}"' in text
@@ -935,6 +1047,16 @@ def test_destroy_removes_the_example(
     )
     names = [alarm for spec in EXAMPLE_PIPELINES for alarm in alarm_names(spec).values()]
     cloudwatch = client_factory("cloudwatch")
+    composites = [
+        f"{spec.queue_name}-critical" for spec in EXAMPLE_PIPELINES if spec.composite_alarm
+    ]
+
+    def live_composites() -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = cloudwatch.describe_alarms(
+            AlarmNames=composites, AlarmTypes=["CompositeAlarm"]
+        )["CompositeAlarms"]
+        return found
+
     dashboards = {
         example_deployment.physical[stack][logical_id]
         for stack, template in example_deployment.templates.items()
@@ -977,6 +1099,7 @@ def test_destroy_removes_the_example(
 
     assert live_queues() == queues
     assert len(cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"]) == len(names)
+    assert len(live_composites()) == len(composites)
     assert subscriptions <= live_subscriptions()
     assert topics <= live_topics()
     assert roles <= live_roles()
@@ -991,6 +1114,7 @@ def test_destroy_removes_the_example(
             client_factory("cloudformation").describe_stacks(StackName=name)
     assert live_queues() == []
     assert cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"] == []
+    assert live_composites() == []
     listed = {d["DashboardName"] for d in cloudwatch.list_dashboards()["DashboardEntries"]}
     assert not dashboards & listed
     lambda_client = client_factory("lambda")

@@ -226,7 +226,9 @@ def test_alarms_watch_in_flight_dead_letters_and_age(
 
     def watching(logical_id: str, metric: str) -> list[dict[str, Any]]:
         dimension = [{"Name": "QueueName", "Value": {"Fn::GetAtt": [logical_id, "QueueName"]}}]
-        return [a for a in alarms if a["MetricName"] == metric and a["Dimensions"] == dimension]
+        return [
+            a for a in alarms if a.get("MetricName") == metric and a.get("Dimensions") == dimension
+        ]
 
     in_flight = watching(resources.queue, "ApproximateNumberOfMessagesNotVisible")
     depth = watching(resources.dead_letter_queue, "ApproximateNumberOfMessagesVisible")

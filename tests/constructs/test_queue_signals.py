@@ -269,7 +269,7 @@ def test_a_plain_queue_has_no_fair_or_silence_graphs(stack: cdk.Stack) -> None:
 # --- peers -------------------------------------------------------------------------------------
 
 
-def test_the_four_nag_packs_and_the_audit_find_nothing_in_a_fair_watched_queue(
+def test_the_four_nag_packs_and_the_audit_find_nothing_in_a_fair_watched_paging_queue(
     tmp_path: Path,
 ) -> None:
     app = cdk.App(outdir=str(tmp_path))
@@ -284,6 +284,8 @@ def test_the_four_nag_packs_and_the_audit_find_nothing_in_a_fair_watched_queue(
         expected_traffic=cdk.Duration.minutes(30),
         alarm_actions=actions,
         ok_actions=actions,
+        # Its members carry no actions: the audit must read the composite's rule (QR024).
+        composite_alarm=True,
     ).add_dashboard()
     audit = QueueResilienceChecks(fail_on="never")
     cdk.Validations.of(app).add_plugins(

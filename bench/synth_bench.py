@@ -49,11 +49,21 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_PYTHON = REPO_ROOT / ".bench-venvs" / "solutions" / "bin" / "python"
 SOLUTIONS_CDK_VERSION = "2.273"
-VARIANTS = ("resilient", "l2", "solutions")
+VARIANTS = ("resilient", "l2", "solutions", "resilient-full", "l2-full")
 LABELS = {
     "resilient": "ResilientQueue",
     "l2": "hand-written L2",
     "solutions": f"Solutions Constructs SqsToLambda (aws-cdk-lib {SOLUTIONS_CDK_VERSION})",
+    "resilient-full": "ResilientQueue, every option (tiers, composite, traffic, fair, backoff)",
+    "l2-full": "hand-written L2, the same resources",
+}
+# Each variant's ratios are taken against the hand-written app with the same resources.
+BASELINE = {
+    "resilient": "l2",
+    "l2": "l2",
+    "solutions": "l2",
+    "resilient-full": "l2-full",
+    "l2-full": "l2-full",
 }
 FUNCTION_TIMEOUT_S = 30
 VISIBILITY_TIMEOUT_S = 6 * FUNCTION_TIMEOUT_S  # what ResilientQueue derives for a 30 s function
@@ -206,10 +216,131 @@ def build_solutions(stack: Any, index: int) -> None:
     )
 
 
+def build_resilient_full(stack: Any, index: int) -> None:
+    from aws_cdk import Duration
+
+    from constructs_lib import ResilientQueue
+    from constructs_lib.retry_backoff import RetryBackoff
+
+    queue = ResilientQueue(
+        stack,
+        f"Pair{index}",
+        queue_name=f"bench-{index}",
+        critical_actions=ALARM_ACTIONS,
+        warning_actions=ALARM_ACTIONS,
+        composite_alarm=True,
+        expected_traffic=Duration.minutes(15),
+        fair=True,
+    )
+    queue.add_lambda_consumer(_function(stack, index), batch_size=10, retry_backoff=RetryBackoff())
+
+
+def build_l2_full(stack: Any, index: int) -> None:
+    """``build_l2`` plus what the options add, written by hand: the silent-producers and
+    quiet-groups alarms, the failing-every-message metric-math alarm, a composite alarm over the
+    critical ones, the backoff layer (one per stack) and its environment variables."""
+    from aws_cdk import Duration
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_lambda as lambda_
+
+    from constructs_lib import backoff
+
+    build_l2(stack, index)
+    queue = stack.node.find_child(f"Queue{index}")
+    function = stack.node.find_child(f"Worker{index}")
+    [mapping_id] = [
+        c.node.id for c in function.node.children if c.node.id.startswith("SqsEventSource")
+    ]
+    mapping = function.node.find_child(mapping_id)
+    sent = cloudwatch.Alarm(
+        stack,
+        f"NoMessagesSent{index}",
+        metric=queue.metric("NumberOfMessagesSent", period=Duration.minutes(15), statistic="Sum"),
+        threshold=1,
+        evaluation_periods=1,
+        comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+        alarm_name=f"bench-{index}-no-messages-sent",
+        alarm_description="No message sent: see the runbook.",
+    )
+    quiet = _alarm(
+        stack,
+        f"QuietAge{index}",
+        _gauge(queue, "ApproximateAgeOfOldestMessageInQuietGroups"),
+        172_800,
+        1,
+    )
+
+    def mapping_metric(name: str) -> Any:
+        return cloudwatch.Metric(
+            namespace="AWS/Lambda",
+            metric_name=name,
+            dimensions_map={"EventSourceMappingUUID": mapping.event_source_mapping_id},
+            period=Duration.minutes(1),
+            statistic="Sum",
+        )
+
+    every = cloudwatch.Alarm(
+        stack,
+        f"FailingEveryMessage{index}",
+        metric=cloudwatch.MathExpression(
+            expression="IF(FILL(invoked, 0) > 0, 100 * FILL(failed, 0) / FILL(invoked, 0), 0)",
+            using_metrics={
+                "failed": mapping_metric("FailedInvokeEventCount"),
+                "invoked": mapping_metric("InvokedEventCount"),
+            },
+            period=Duration.minutes(1),
+        ),
+        threshold=99,
+        evaluation_periods=5,
+        datapoints_to_alarm=5,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_name=f"bench-{index}-failing-every-message",
+        alarm_description="Every message fails: see the runbook.",
+    )
+    dead_letters = stack.node.find_child(f"DeadLetters{index}")
+    dead_letter_age = stack.node.find_child(f"DeadLetterAge{index}")
+    composite = cloudwatch.CompositeAlarm(
+        stack,
+        f"Critical{index}",
+        composite_alarm_name=f"bench-{index}-critical",
+        alarm_rule=cloudwatch.AlarmRule.any_of(
+            *(
+                cloudwatch.AlarmRule.from_alarm(a, cloudwatch.AlarmState.ALARM)
+                for a in (dead_letters, dead_letter_age, sent, quiet, every)
+            )
+        ),
+    )
+    if ALARM_ACTIONS:
+        composite.add_alarm_action(*ALARM_ACTIONS)
+    layer = stack.node.try_find_child("BackoffLayer") or lambda_.LayerVersion(
+        stack,
+        "BackoffLayer",
+        code=lambda_.Code.from_asset(str(_backoff_layer_directory())),
+    )
+    function.add_layers(layer)
+    settings = backoff.Backoff(max_receive_count=5, retention_seconds=345_600)
+    for name, value in settings.to_environment().items():
+        function.add_environment(name, value)
+
+
+def _backoff_layer_directory() -> Path:
+    """The three files the layer holds, staged once per app process."""
+    target = Path(tempfile.gettempdir()) / f"synth-bench-layer-{os.getpid()}"
+    package = target / "python" / "constructs_lib"
+    if not package.exists():
+        package.mkdir(parents=True)
+        for name in ("__init__.py", "errors.py", "backoff.py"):
+            (package / name).write_bytes((REPO_ROOT / "constructs_lib" / name).read_bytes())
+    return target
+
+
 BUILDERS: dict[str, Callable[[Any, int], None]] = {
     "resilient": build_resilient,
     "l2": build_l2,
     "solutions": build_solutions,
+    "resilient-full": build_resilient_full,
+    "l2-full": build_l2_full,
 }
 
 
@@ -422,9 +553,9 @@ def benchmark(pairs_list: Sequence[int], variants: Sequence[str], runs: int) -> 
             for variant in [*variants[shift:], *variants[:shift]]:
                 this_round[variant], _ = synth_once(variant, pairs)
                 samples[variant].append(this_round[variant])
-            if "l2" in this_round:
-                base = this_round["l2"]
-                for variant, sample in this_round.items():
+            for variant, sample in this_round.items():
+                base = this_round.get(BASELINE[variant])
+                if base is not None:
                     wall_ratios[variant].append(sample.wall_s / base.wall_s)
                     cpu_ratios[variant].append(sample.cpu_s / base.cpu_s)
         for variant in variants:

@@ -28,6 +28,7 @@ from aws_lambda_powertools.utilities.batch import (
 
 from constructs_lib.backoff import Backoff
 from constructs_lib.backoff_batch import apply_backoff, process_batch
+from example.handlers import orders
 from tests.sqs_events import event_of, made_up, queue_arn
 
 from .emulator import Emulator
@@ -252,3 +253,35 @@ def test_a_visibility_change_that_fails_still_reports_the_record(
     # The real message's change went through: it is back after 1 s, not the queue's 30 s.
     again, _ = receive_when_visible(sqs, queues.url, timeout=1 + LATE)
     assert [m["MessageId"] for m in again] == [messages[0]["MessageId"]]
+
+
+@pytest.mark.usefixtures("function_environment")
+def test_example_orders_handler_backs_off_the_bad_orders_only(
+    sqs: Any, make_queues: Callable[..., QueuePair], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``example/handlers/orders.py`` as the function runs it, its settings in the environment."""
+    queues = make_queues()
+    for name, value in SCHEDULE.to_environment().items():
+        monkeypatch.setenv(name, value)
+    bodies = ['{"order_id": 1}', "not json", '{"quantity": 2}', '{"order_id": 4, "quantity": 0}']
+    sent = [send(sqs, queues.url, body) for body in bodies]
+    received: list[dict[str, Any]] = []
+    while len(received) < len(bodies):
+        batch, _ = receive_when_visible(sqs, queues.url, timeout=5)
+        assert batch, "the orders did not arrive"
+        received += batch
+    event = event_of(received, queues.arn)
+    invoked_at = time.time()
+
+    response = orders.handler(event, None)
+
+    bad = set(sent[1:])
+    assert {item["itemIdentifier"] for item in response["batchItemFailures"]} == bad
+    # The bad orders wait their first backoff (1 s), not the queue's 30 s; the good one, which
+    # Lambda would delete, keeps the visibility timeout of its receive.
+    back: dict[str, float] = {}
+    while len(back) < len(bad) and time.time() - invoked_at < 1 + 2 * LATE:
+        batch, received_at = receive_when_visible(sqs, queues.url, timeout=1 + LATE)
+        back |= {m["MessageId"]: received_at - invoked_at for m in batch}
+    assert set(back) == bad
+    assert all(1 - EARLY <= gap <= 1 + LATE for gap in back.values()), back

@@ -20,14 +20,16 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from constructs_lib.backoff import VISIBILITY_MAX, Backoff
 
 logger = logging.getLogger(__name__)
 
-Record = Mapping[str, Any]
+Record = dict[str, Any]
 BatchResponse = dict[str, list[dict[str, str]]]
+# A partial batch response of any type: Powertools' is a TypedDict.
+ResponseT = TypeVar("ResponseT", bound=Mapping[str, object])
 
 # A message's visibility timeout may not run past 12 hours counted from the ReceiveMessage that
 # returned it: ChangeMessageVisibility's new timeout counts from the call, but "you can't extend
@@ -62,7 +64,7 @@ class BatchEventError(ValueError):
 
 def process_batch(
     event: Mapping[str, Any],
-    handle_record: Callable[[Record], object],
+    handle_record: Callable[[dict[str, Any]], object],
     *,
     backoff: Backoff | None = None,
     sqs_client: Any = None,
@@ -112,13 +114,13 @@ def process_batch(
 
 def apply_backoff(
     event: Mapping[str, Any],
-    response: BatchResponse,
+    response: ResponseT,
     *,
     backoff: Backoff | None = None,
     sqs_client: Any = None,
     now: float | None = None,
     rng: random.Random | None = None,
-) -> BatchResponse:
+) -> ResponseT:
     """Make every record ``response`` reports wait its backoff; ``response`` is returned as it is.
 
     ``response`` is what Powertools' ``process_partial_response`` returns. A response cannot tell
@@ -127,13 +129,15 @@ def apply_backoff(
     ones wait as long. The parameters are ``process_batch``'s.
     """
     records = sqs_records(event)
-    try:
-        reported = {item["itemIdentifier"] for item in response["batchItemFailures"]}
-    except (KeyError, TypeError):
+    failures = response.get("batchItemFailures") if isinstance(response, Mapping) else None
+    if not isinstance(failures, list) or not all(
+        isinstance(item, Mapping) and "itemIdentifier" in item for item in failures
+    ):
         raise BatchEventError(
             "the response has no batchItemFailures list of {'itemIdentifier': ...}: pass the "
             "partial batch response process_partial_response returned"
-        ) from None
+        )
+    reported = {str(item["itemIdentifier"]) for item in failures}
     unknown = reported - {record["messageId"] for record in records}
     if unknown:
         logger.warning("batchItemFailures names messages not in the event: %s", sorted(unknown))

@@ -372,7 +372,7 @@ def test_bad_input_names_what_is_missing_and_the_fix(event: Any, message: str) -
 def test_apply_backoff_needs_a_partial_batch_response() -> None:
     event = {"Records": [made_up("m1")]}
     with pytest.raises(BatchEventError, match="no batchItemFailures list"):
-        backoff_batch.apply_backoff(event, {"items": []}, backoff=Backoff())  # type: ignore[arg-type]
+        backoff_batch.apply_backoff(event, {"items": []}, backoff=Backoff())
 
 
 def test_a_good_batch_reports_nothing_and_changes_no_visibility(

@@ -11,12 +11,14 @@ on this machine's clock.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +33,7 @@ from constructs_lib.backoff_batch import apply_backoff, process_batch
 from example.handlers import orders
 from tests.sqs_events import event_of, made_up, queue_arn
 
-from .emulator import Emulator
+from .emulator import REPO_ROOT, Emulator
 from .lambda_poller import POLL_INTERVAL, gaps, receive_when_visible, retry_until_gone
 from .messages import Received, depth, drain, release, send
 
@@ -162,9 +164,9 @@ def test_powertools_batch_processor_with_apply_backoff(
         response = process_partial_response(
             event=event, record_handler=failing_handler, processor=processor
         )
-        result: dict[str, Any] = apply_backoff(event, response)  # type: ignore[arg-type]
+        result = apply_backoff(event, response)
         assert result is response
-        return result
+        return dict(result)
 
     assert_backs_off_then_dead_letters(sqs, queues, handler)
 
@@ -285,3 +287,37 @@ def test_example_orders_handler_backs_off_the_bad_orders_only(
         back |= {m["MessageId"]: received_at - invoked_at for m in batch}
     assert set(back) == bad
     assert all(1 - EARLY <= gap <= 1 + LATE for gap in back.values()), back
+
+
+DOCS_HANDLERS = sorted((REPO_ROOT / "docs" / "examples" / "handlers").glob("retry_backoff_*.py"))
+
+
+@pytest.mark.parametrize("path", DOCS_HANDLERS, ids=lambda path: path.stem)
+@pytest.mark.usefixtures("function_environment")
+def test_docs_handler_examples_back_off_what_fails(
+    path: Path, sqs: Any, make_queues: Callable[..., QueuePair], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/retries.md's handlers, run on an event built from a real receive."""
+    spec = importlib.util.spec_from_file_location(f"docs_example_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    queues = make_queues()
+    for name, value in SCHEDULE.to_environment().items():
+        monkeypatch.setenv(name, value)
+    good = send(sqs, queues.url, json.dumps({"payment_id": "p1", "amount_cents": 250}))
+    bad = send(sqs, queues.url, json.dumps({"payment_id": "p2", "amount_cents": 0}))
+    received: list[dict[str, Any]] = []
+    while len(received) < 2:
+        batch, _ = receive_when_visible(sqs, queues.url, timeout=5)
+        assert batch, "the payments did not arrive"
+        received += batch
+    invoked_at = time.time()
+
+    response = example.handler(event_of(received, queues.arn), None)
+
+    assert [item["itemIdentifier"] for item in response["batchItemFailures"]] == [bad]
+    again, received_at = receive_when_visible(sqs, queues.url, timeout=1 + LATE)
+    assert [m["MessageId"] for m in again] == [bad]
+    assert 1 - EARLY <= received_at - invoked_at <= 1 + LATE
+    assert good not in {m["MessageId"] for m in again}

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from constructs_lib.alarms import QueueAlarms
     from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
     from constructs_lib.queue import ResilientQueue
+    from constructs_lib.retry_backoff import RetryBackoff
 
 # Importing aws-cdk-lib starts a Node.js process. The audit imports this package in every Spark
 # worker and never needs a construct, so the construct classes load on first use.
@@ -20,6 +21,7 @@ _LAZY_EXPORTS = {
     "ConsumerSettings": "constructs_lib.consumer",
     "LambdaConsumer": "constructs_lib.consumer",
     "ResilientQueue": "constructs_lib.queue",
+    "RetryBackoff": "constructs_lib.retry_backoff",
 }
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Problem",
     "QueueAlarms",
     "ResilientQueue",
+    "RetryBackoff",
 ]
 try:
     __version__ = version("constructs-lib")

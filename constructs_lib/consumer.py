@@ -13,6 +13,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 
 from constructs_lib import limits, naming, policy
+from constructs_lib.backoff import Backoff
 from constructs_lib.errors import Problem
 
 
@@ -30,6 +31,9 @@ class ConsumerSettings:
     filters: Sequence[Mapping[str, Any]] | None
     event_source_metrics: bool = True
     provisioned_pollers: tuple[int, int] | None = None
+    retry_backoff: Backoff | None = None
+    """The schedule in the function's environment (``RetryBackoff`` with the queue's receive
+    limit and retention), or None without ``retry_backoff``."""
 
     @property
     def concurrency_ceiling(self) -> int | None:

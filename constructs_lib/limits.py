@@ -97,6 +97,8 @@ LAMBDA_SYNC_PAYLOAD_MAX: Final = 6 * 1024 * 1024
 # AWS::Lambda::Function RecursiveLoop: "Allow" lets a function that sends to its own queue loop
 # forever; the default, "Terminate", stops it. Lambda API PutFunctionRecursionConfig.
 RECURSIVE_LOOP_ALLOW: Final = "Allow"
+# "You can add up to five layers to a Lambda function." Lambda guide, adding-layers (and quotas).
+LAYERS_PER_FUNCTION_MAX: Final = 5
 
 # --- CloudWatch dashboards (botocore CloudWatch PutDashboard DashboardName) ---------------------
 DASHBOARD_NAME_MAX_LENGTH: Final = 255

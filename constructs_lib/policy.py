@@ -8,9 +8,11 @@ it are skipped, and the caller says so (a warning annotation, or an audit QR900 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from constructs_lib import limits
+from constructs_lib.backoff import Backoff
+from constructs_lib.backoff_policy import backoff_expiry_problems
 from constructs_lib.errors import Problem
 
 
@@ -428,12 +430,20 @@ def reserved_concurrency_problems(
 
 
 def expiry_before_dead_letter_problems(
-    max_receive_count: int | None, visibility_timeout: int | None, retention: int | None
+    max_receive_count: int | None,
+    visibility_timeout: int | None,
+    retention: int | None,
+    backoffs: Sequence[tuple[Backoff, int]] = (),
 ) -> list[Problem]:
     """A failing message needs ``maxReceiveCount x visibility timeout`` to reach the DLQ; when
-    that reaches the source's retention, SQS deletes it by expiry first and it is lost."""
+    that reaches the source's retention, SQS deletes it by expiry first and it is lost.
+
+    ``backoffs`` are the ``(schedule, function timeout)`` of the consumers with
+    ``retry_backoff``: a message then needs up to ``Backoff.worst_case_seconds``."""
     if max_receive_count is None or visibility_timeout is None or retention is None:
         return []
+    if backoffs:
+        return backoff_expiry_problems(max_receive_count, visibility_timeout, retention, backoffs)
     needed = max_receive_count * visibility_timeout
     if needed < retention:
         return []

@@ -20,7 +20,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import limits, policy
+from constructs_lib import backoff, limits, policy
 from constructs_lib.kinds import (
     AnyOf,
     Choice,
@@ -36,6 +36,7 @@ from constructs_lib.kinds import (
     Whole,
 )
 from constructs_lib.param_table import Param, Range, Table
+from constructs_lib.retry_backoff import RetryBackoff
 
 _RETENTION = Range(limits.RETENTION_MIN, limits.RETENTION_MAX, "s")
 _SECONDS_FIX = "choose a retention period within SQS's range"
@@ -304,6 +305,62 @@ CONSUMER = Table(
         ),
         _EVENT_SOURCE_METRICS,
         _PROVISIONED_POLLERS,
+        Param(
+            "retry_backoff",
+            Instance(RetryBackoff, "RetryBackoff", "RetryBackoff(base=Duration.seconds(10))"),
+            "none: failed messages come back after the visibility timeout",
+            "the schedule goes into the function's environment, `constructs_lib.backoff` into a "
+            "layer (Python); a message failing every receive must reach the DLQ within the "
+            "retention; FIFO warns (a waiting message holds its group)",
+            optional=True,
+        ),
+    ),
+)
+
+# The fields of RetryBackoff (constructs_lib.retry_backoff), checked by add_lambda_consumer.
+_WAIT = Range(1, backoff.VISIBILITY_MAX, "s")
+RETRY_BACKOFF = Table(
+    "RetryBackoff",
+    (
+        Param(
+            "base",
+            Seconds(),
+            f"{backoff.BASE_DEFAULT} s",
+            "the wait after the first failed receive",
+            range=_WAIT,
+            fix="choose a first wait within ChangeMessageVisibility's 0-12 hours",
+        ),
+        Param(
+            "factor",
+            Number(),
+            f"{backoff.FACTOR_DEFAULT:g}",
+            "each wait is the previous one x factor (1: a constant wait)",
+            range=Range(1, 10),
+            fix="choose a growth factor from 1 to 10 (2 doubles each wait)",
+        ),
+        Param(
+            "cap",
+            Seconds(),
+            f"{backoff.CAP_DEFAULT // 60} minutes",
+            "the longest wait; at least `base`",
+            range=_WAIT,
+            fix="choose a longest wait within ChangeMessageVisibility's 0-12 hours",
+        ),
+        Param(
+            "jitter",
+            Number(),
+            f"{backoff.JITTER_DEFAULT:g}",
+            "the fraction of each wait drawn at random (0: none; 1: from 0 to the wait)",
+            range=Range(0, 1),
+            fix="choose a fraction from 0 to 1 (0.5 spreads retries without halving them)",
+        ),
+        Param(
+            "layer",
+            Flag(),
+            "on",
+            "the layer holding `constructs_lib.backoff` on a Python function of the app; off "
+            "when the function bundles the package",
+        ),
     ),
 )
 
@@ -444,4 +501,13 @@ PRODUCER = Table(
     ),
 )
 
-TABLES = (QUEUE, CONSUMER, DEAD_LETTER_CONSUMER, DASHBOARD, CHECKS, REDRIVE, PRODUCER)
+TABLES = (
+    QUEUE,
+    CONSUMER,
+    RETRY_BACKOFF,
+    DEAD_LETTER_CONSUMER,
+    DASHBOARD,
+    CHECKS,
+    REDRIVE,
+    PRODUCER,
+)

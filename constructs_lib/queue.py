@@ -26,6 +26,7 @@ from constructs_lib.producer_calls import ProducerCalls
 from constructs_lib.queue_alarms import AlarmFactory
 from constructs_lib.queue_consumers import ConsumedQueue, QueueConsumers
 from constructs_lib.queue_pair import create_queue_pair, physical_name
+from constructs_lib.retry_backoff import RetryBackoff
 
 
 @docstrings.signed
@@ -171,6 +172,7 @@ class ResilientQueue(ProducerCalls, Construct):
         filters: Sequence[Mapping[str, Any]] | None = None,
         event_source_metrics: bool = True,
         provisioned_pollers: tuple[int, int] | None = None,
+        retry_backoff: RetryBackoff | None = None,
     ) -> LambdaConsumer:
         """Attach ``function`` to the source queue through an SQS event source.
 
@@ -223,6 +225,17 @@ class ResilientQueue(ProducerCalls, Construct):
             (CloudFormation ``ProvisionedPollerConfig``; extra cost): minimum 2-200, maximum
             2-2,000, minimum <= maximum; each poller makes up to 10 concurrent invocations; not
             with ``max_concurrency``. Default: none, on-demand polling.
+        :param retry_backoff: retries with exponential backoff (``RetryBackoff``): the schedule
+            goes into the function's environment (``constructs_lib.backoff`` variables) and, for
+            a Python function, a layer with ``constructs_lib.backoff`` (one per stack); the
+            handler sets each failed message's visibility before reporting it. A message failing
+            every receive must then reach the DLQ within the retention at the schedule's worst
+            case (``Backoff.worst_case_seconds``). The derived visibility timeout stays: it
+            protects messages being processed. Messages waiting in backoff count as in flight.
+            An imported function, or a version other than ``current_version``, is an error (its
+            environment cannot be set); FIFO warns (a waiting message holds its group). Not for
+            ``add_dead_letter_consumer``: the DLQ has no DLQ, so no receive is the last. Default:
+            none, failed messages come back after the visibility timeout.
         """
         arguments = _call_arguments(locals())
         return self._source_consumers.add(prop_tables.CONSUMER, arguments)

@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import call_checks, param_table, policy
+from constructs_lib import call_checks, consumer_backoff, param_table, policy
 from constructs_lib.consumer import (
     ConsumerSettings,
     LambdaConsumer,
@@ -95,6 +95,10 @@ class QueueConsumers:
         if factor is not None:
             problems += policy.visibility_factor_problems(factor)
         problems += self._receive_problems()
+        backoff_plan, backoff_problems = self._backoff_plan(
+            arguments.get("retry_backoff"), function
+        )
+        problems += backoff_problems
         pollers = arguments["provisioned_pollers"]
         if pollers is not None:
             known = [p if isinstance(p, int) else None for p in pollers]
@@ -110,7 +114,7 @@ class QueueConsumers:
             and not any(p.severity == "error" for p in problems)
         ):
             derived = policy.derived_visibility_timeout(timeout, window or 0, factor)
-            problems += self._visibility_problems(derived)
+            problems += self._visibility_problems(derived, timeout, backoff_plan)
         problems += policy.batch_payload_problems(
             given["batch_size"], self.consumed.max_message_size
         )
@@ -130,8 +134,11 @@ class QueueConsumers:
             filters=arguments.get("filters"),
             event_source_metrics=arguments["event_source_metrics"],
             provisioned_pollers=pollers,
+            retry_backoff=backoff_plan.schedule if backoff_plan else None,
         )
         consumer = self._attach(function, mapping_id, timeout, derived, settings)
+        if backoff_plan is not None:
+            backoff_plan.apply()
         self.consumers.append(consumer)
         self._on_added()
         FunctionChecks.watch(function, self._feeds)
@@ -155,18 +162,46 @@ class QueueConsumers:
             return []
         return policy.lambda_receive_count_problems(self.consumed.max_receive_count)
 
-    def _visibility_problems(self, derived: int) -> list[Problem]:
+    def _backoff_plan(
+        self, retry: Any, function: lambda_.IFunction
+    ) -> tuple[consumer_backoff.BackoffPlan | None, list[Problem]]:
+        """What ``retry_backoff`` (source consumers only) does to the function, or why not."""
+        if retry is None:
+            return None, []
+        consumed = self.consumed
+        return consumer_backoff.plan(
+            retry,
+            function,
+            path=lambda: self.scope.node.path,
+            fifo=consumed.fifo,
+            max_receive_count=consumed.max_receive_count,
+            retention=consumed.source_retention,
+        )
+
+    def _visibility_problems(
+        self, derived: int, timeout: int, backoff_plan: consumer_backoff.BackoffPlan | None
+    ) -> list[Problem]:
         """The queue's visibility timeout with this consumer: not below what any consumer
-        needs, and short enough that a failing message is dead-lettered before it expires."""
+        needs, and short enough that a failing message is dead-lettered before it expires
+        (with ``retry_backoff``, the schedules' worst case with the largest timeout: every
+        later consumer checks again, with its own)."""
         consumed = self.consumed
         largest = max([derived, *(c.visibility_timeout for c in self.consumers)])
         explicit = None if consumed.dead_letter else consumed.explicit_visibility
         problems = policy.visibility_problems(largest, explicit)
+        backoffs = [
+            (c.settings.retry_backoff, c.function_timeout)
+            for c in self.consumers
+            if c.settings.retry_backoff is not None
+        ]
+        if backoff_plan is not None:
+            backoffs.append((backoff_plan.schedule, timeout))
         if not consumed.dead_letter and consumed.visibility_known:
             problems += policy.expiry_before_dead_letter_problems(
                 consumed.max_receive_count,
                 explicit if explicit is not None else largest,
                 consumed.source_retention,
+                backoffs,
             )
         return problems
 

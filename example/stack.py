@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from constructs_lib import ResilientQueue
+from constructs_lib import ResilientQueue, RetryBackoff
 
 HANDLERS = Path(__file__).parent / "handlers"
 
@@ -104,6 +104,10 @@ class PipelinesStack(Stack):
             batch_size=100,
             max_batching_window=Duration.seconds(5),
             provisioned_pollers=(2, 5),
+            # A failed order comes back after 30 s, then 1, 2 and 4 minutes (less up to half at
+            # random), not after the 185 s visibility timeout each time: the handler sets each
+            # failed message's visibility with constructs_lib.backoff, which a layer provides.
+            retry_backoff=RetryBackoff(base=Duration.seconds(30), cap=Duration.minutes(10)),
         )
         # Each handler reserves 50 concurrent executions; an uncapped SQS source would scale to
         # 1,250 and the throttled receives would push healthy messages to the DLQ.

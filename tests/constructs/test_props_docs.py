@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib import ResilientQueue, limits, prop_tables
+from constructs_lib import ResilientQueue, RetryBackoff, limits, prop_tables
 from constructs_lib.checks import QueueResilienceChecks
 from tests.conftest import REPO_ROOT
 
@@ -19,6 +19,7 @@ API = (REPO_ROOT / "docs" / "api.md").read_text()
 CALLS: dict[str, tuple[Callable[..., Any], Any]] = {
     "ResilientQueue": (ResilientQueue.__init__, ResilientQueue),
     "add_lambda_consumer": (ResilientQueue.add_lambda_consumer, ResilientQueue.add_lambda_consumer),
+    "RetryBackoff": (RetryBackoff.__init__, RetryBackoff),
     "add_dead_letter_consumer": (
         ResilientQueue.add_dead_letter_consumer,
         ResilientQueue.add_dead_letter_consumer,

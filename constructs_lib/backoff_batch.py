@@ -103,11 +103,12 @@ def process_batch(
             failed.add(message_id)
     waits = plan_waits(records, failed, skipped, settings, _now(now), rng)
     _change_visibility(records, waits, sqs_client)
+    reported = failed | skipped
     return {
         "batchItemFailures": [
             {"itemIdentifier": record["messageId"]}
             for record in records
-            if record["messageId"] in failed | skipped
+            if record["messageId"] in reported
         ]
     }
 

@@ -37,6 +37,11 @@ class AlarmSpec:
     evaluation_periods: int
     alarm_name: str
     description: str
+    comparison_operator: cloudwatch.ComparisonOperator = (
+        cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+    )
+    # Most alarms watch for messages present: an idle queue publishes no data, which is healthy.
+    treat_missing_data: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING
 
 
 @dataclass(frozen=True)
@@ -57,13 +62,24 @@ class QueueAlarms:
     """DLQ ``NumberOfMessagesReceived`` >= 1 in a minute: made by ``add_dead_letter_consumer``,
     because a consumer drains the DLQ and its depth alarm then stays at zero. None without a
     dead-letter consumer."""
+    no_messages_sent: cloudwatch.Alarm | None = None
+    """Source ``NumberOfMessagesSent`` below 1 over ``expected_traffic``, missing data
+    breaching: the producers fell silent. None without ``expected_traffic``."""
+    quiet_groups_expiry_risk: cloudwatch.Alarm | None = None
+    """Source ``ApproximateAgeOfOldestMessageInQuietGroups`` at the source's expiry threshold:
+    on a fair queue, everybody is held up, not one noisy tenant. None unless ``fair``."""
 
     def __iter__(self) -> Iterator[cloudwatch.Alarm]:
         yield from (self.in_flight, self.dead_letter_depth, self.source_expiry_risk)
         if self.dead_letter_expiry_risk is not None:
             yield self.dead_letter_expiry_risk
-        if self.dead_letter_arrivals is not None:
-            yield self.dead_letter_arrivals
+        for optional in (
+            self.dead_letter_arrivals,
+            self.no_messages_sent,
+            self.quiet_groups_expiry_risk,
+        ):
+            if optional is not None:
+                yield optional
 
 
 def queue_metric(queue: sqs.IQueue, metric_name: str) -> cloudwatch.Metric:
@@ -106,8 +122,8 @@ def create_alarm(
         threshold=spec.threshold,
         evaluation_periods=spec.evaluation_periods,
         datapoints_to_alarm=spec.evaluation_periods,
-        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        comparison_operator=spec.comparison_operator,
+        treat_missing_data=spec.treat_missing_data,
         alarm_name=spec.alarm_name,
         alarm_description=f"{spec.description} {RUNBOOK}",
     )

@@ -21,7 +21,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import limits, naming, policy
+from constructs_lib import limits, naming, policy, queue_signals
 from constructs_lib.errors import ConfigurationError, Problem
 from constructs_lib.kinds import kind_of
 from constructs_lib.param_table import Given, Table
@@ -103,6 +103,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
             )
             if arguments[prop] is not None
         ]
+    problems += queue_signals.signal_problems(fifo, given["expected_traffic"], arguments["fair"])
     if dead_letter_queue is not None and dead_letter_queue.fifo != fifo:
         problems.append(
             Problem(

@@ -30,6 +30,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs_lib import limits, naming, prop_tables
 from constructs_lib.backoff import Backoff, BackoffError
 from constructs_lib.errors import ParameterTypeError, Problem
+from constructs_lib.param_table import Table
 from constructs_lib.retry_backoff import RetryBackoff
 
 LAYER_ID = "ConstructsLibBackoffLayer"
@@ -55,10 +56,11 @@ class BackoffPlan:
         for name, value in self.schedule.to_environment().items():
             self.function.add_environment(name, value)
         if not _is_python(self.function):
+            names = ", ".join(self.schedule.to_environment())
             Annotations.of(self.function).add_info(
                 f"retry_backoff: {naming.display(self.function)} does not run Python, so it gets "
-                f"no layer; its environment holds the schedule ({', '.join(self.schedule.to_environment())}) "
-                "for a backoff of its own (ChangeMessageVisibility before reporting the failure)"
+                f"no layer; its environment holds the schedule ({names}) for a backoff of its "
+                "own (ChangeMessageVisibility with the wait before reporting the failure)"
             )
             return
         if self.layer:
@@ -71,14 +73,14 @@ def plan(
     retry: RetryBackoff,
     function: lambda_.IFunction,
     *,
-    path: Callable[[], str],
     fifo: bool,
     max_receive_count: int | None,
     retention: int | None,
+    report_batch_item_failures: bool = True,
 ) -> tuple[BackoffPlan | None, list[Problem]]:
-    """The plan for ``retry`` on ``function``, or None with the problems that prevent it.
-    A field of the wrong kind raises ``ParameterTypeError`` at once, as for every argument."""
-    problems = _field_problems(retry, path)
+    """The plan for ``retry`` on ``function``, or None with the problems that prevent it
+    (call after ``check_kinds``)."""
+    problems = _field_problems(retry)
     if problems:
         return None, problems
     try:
@@ -94,6 +96,8 @@ def plan(
         problems += _layer_count_problems(target)
     if fifo:
         problems.append(_fifo_warning(retry))
+    if not report_batch_item_failures:
+        problems.append(_whole_batch_warning(retry))
     return BackoffPlan(schedule, target, wants_layer), problems
 
 
@@ -153,13 +157,37 @@ def backoff_layer(stack: Stack) -> lambda_.LayerVersion:
 # --- checks -----------------------------------------------------------------------------------
 
 
-def _field_problems(retry: RetryBackoff, path: Callable[[], str]) -> list[Problem]:
-    table = prop_tables.RETRY_BACKOFF
-    fields = {name: getattr(retry, name) for name in table.names}
+def check_kinds(table: Table, path: Callable[[], str], arguments: Mapping[str, object]) -> None:
+    """``table.check_kinds`` of a consumer call, with the kinds of its ``retry_backoff``'s
+    fields (``retry_backoff.base`` ...): every argument of the wrong kind, listed at once."""
+    problems: list[Problem] = []
     try:
-        table.check_kinds(path, fields)
+        table.check_kinds(path, arguments)
     except ParameterTypeError as error:
-        raise ParameterTypeError(error.construct_path, _prefixed(error.problems)) from None
+        problems += error.problems
+    retry = arguments.get("retry_backoff")
+    if isinstance(retry, RetryBackoff):
+        problems += _field_kind_problems(retry, path)
+    if problems:
+        raise ParameterTypeError(path(), problems)
+
+
+def _fields(retry: RetryBackoff) -> dict[str, object]:
+    return {name: getattr(retry, name) for name in prop_tables.RETRY_BACKOFF.names}
+
+
+def _field_kind_problems(retry: RetryBackoff, path: Callable[[], str]) -> list[Problem]:
+    try:
+        prop_tables.RETRY_BACKOFF.check_kinds(path, _fields(retry))
+    except ParameterTypeError as error:
+        return _prefixed(error.problems)
+    return []
+
+
+def _field_problems(retry: RetryBackoff) -> list[Problem]:
+    """The fields' values (their kinds were checked with the call's arguments)."""
+    table = prop_tables.RETRY_BACKOFF
+    fields = _fields(retry)
     given = table.read(fields)
     problems = list(given.problems)
     problems += [
@@ -204,7 +232,7 @@ def _environment_unreachable(function: lambda_.IFunction, schedule: Backoff) -> 
     )
 
 
-def _environment(function: lambda_.Function) -> Mapping[str, Any]:
+def _properties(function: lambda_.Function) -> Mapping[str, Any]:
     # CfnFunction.environment reads back as an empty struct proxy (the value is lazy): the
     # resource's properties, resolved, say what the template will hold.
     properties = Stack.of(function).resolve(jsii.get(function.node.default_child, "cfnProperties"))
@@ -214,7 +242,7 @@ def _environment(function: lambda_.Function) -> Mapping[str, Any]:
 def _environment_conflicts(function: lambda_.Function, schedule: Backoff) -> list[Problem]:
     """A function reads one schedule: another queue's retry_backoff, or the app's own value
     of one of its variables, must agree."""
-    variables = (_environment(function).get("environment") or {}).get("variables") or {}
+    variables = (_properties(function).get("environment") or {}).get("variables") or {}
     clashes = {
         name: (variables[name], value)
         for name, value in schedule.to_environment().items()
@@ -237,7 +265,7 @@ def _environment_conflicts(function: lambda_.Function, schedule: Backoff) -> lis
 
 
 def _layers(function: lambda_.Function) -> list[Any]:
-    return list(_environment(function).get("layers") or [])
+    return list(_properties(function).get("layers") or [])
 
 
 def _has_layer(function: lambda_.Function, layer: lambda_.ILayerVersion) -> bool:
@@ -274,6 +302,18 @@ def _fifo_warning(retry: RetryBackoff) -> Problem:
         "long backoff stalls the group (the order is kept, as FIFO promises)",
         "keep base and cap short on FIFO queues, or leave retry_backoff unset where a stalled "
         "group costs more than the retries save",
+        severity="warning",
+    )
+
+
+def _whole_batch_warning(retry: RetryBackoff) -> Problem:
+    return Problem(
+        "retry_backoff",
+        retry,
+        "is set while report_batch_item_failures is off: to fail one message the handler must "
+        "fail the whole batch, and every message of it, processed or not, comes back after the "
+        "visibility timeout",
+        "leave report_batch_item_failures on, so that only the failed messages wait",
         severity="warning",
     )
 

@@ -59,6 +59,15 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
             queue_count_metric(dlq, limits.METRIC_RECEIVED).with_(label="received")
         )
         dead_letter_annotations.append(alarms.dead_letter_arrivals.to_annotation())
+    waiting: list[cloudwatch.IMetric] = [queue_metric(source, limits.METRIC_VISIBLE)]
+    ages: list[cloudwatch.IMetric] = []
+    if queue.fair:
+        # The quiet groups beside the queue-wide figures: how much of a backlog is one tenant's.
+        waiting = [
+            queue_metric(source, limits.METRIC_VISIBLE).with_(label="all groups"),
+            queue_metric(source, limits.METRIC_VISIBLE_QUIET).with_(label="quiet groups"),
+        ]
+        ages = [queue_metric(source, limits.METRIC_OLDEST_AGE_QUIET).with_(label="quiet groups")]
     widgets: list[cloudwatch.IWidget] = [
         cloudwatch.AlarmStatusWidget(
             title="Alarms",
@@ -66,7 +75,7 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
             width=GRAPH_WIDTH * 2,
             height=3,
         ),
-        _graph("Messages waiting", [queue_metric(source, limits.METRIC_VISIBLE)]),
+        _graph("Messages waiting", waiting),
         _graph(
             "Messages in flight",
             [queue_metric(source, limits.METRIC_IN_FLIGHT)],
@@ -82,20 +91,48 @@ def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudw
             [
                 queue_metric(source, limits.METRIC_OLDEST_AGE).with_(label="source"),
                 queue_metric(dlq, limits.METRIC_OLDEST_AGE).with_(label="dead-letter queue"),
+                *ages,
             ],
             [
                 alarm.to_annotation()
-                for alarm in (alarms.source_expiry_risk, alarms.dead_letter_expiry_risk)
+                for alarm in (
+                    alarms.source_expiry_risk,
+                    alarms.dead_letter_expiry_risk,
+                    alarms.quiet_groups_expiry_risk,
+                )
                 if alarm is not None
             ],
         ),
         _graph("Dead letters", dead_letter_metrics, dead_letter_annotations),
+        *_signal_graphs(queue),
     ]
     for consumer in consumers:
         widgets += _consumer_graphs(consumer, consumer in queue.dead_letter_consumers)
     return cloudwatch.Dashboard(
         queue, "Dashboard", dashboard_name=dashboard_name, widgets=[[w] for w in widgets]
     )
+
+
+def _signal_graphs(queue: ResilientQueue) -> list[cloudwatch.IWidget]:
+    """Messages sent against the silent-producers alarm; a fair queue's noisy groups."""
+    widgets: list[cloudwatch.IWidget] = []
+    silence = queue.alarms.no_messages_sent
+    if silence is not None:
+        widgets.append(
+            _graph(
+                "Messages sent per expected period",
+                [silence.metric],
+                [silence.to_annotation()],
+            )
+        )
+    if queue.fair:
+        widgets.append(
+            _graph(
+                "Noisy message groups (tenants)",
+                [queue_metric(queue.queue, limits.METRIC_NOISY_GROUPS)],
+            )
+        )
+    return widgets
 
 
 def _consumer_graphs(consumer: LambdaConsumer, dead_letter: bool) -> list[cloudwatch.IWidget]:

@@ -123,6 +123,22 @@ METRIC_OLDEST_AGE: Final = "ApproximateAgeOfOldestMessage"
 # SQS developer guide, "NumberOfMessagesSent and NumberOfMessagesReceived for a DLQ don't match".
 METRIC_SENT: Final = "NumberOfMessagesSent"
 SQS_METRIC_PERIOD: Final = 60  # SQS publishes one-minute data
+# SQS stops publishing every metric of a queue inactive for more than six hours: for an alarm on
+# silent producers, no data is silence (SQS developer guide, available CloudWatch metrics).
+SQS_INACTIVE_AFTER: Final = 21_600
+# Fair queues (standard queues whose producers set MessageGroupId) publish these besides the
+# queue-wide metrics; "quiet groups" leave out the groups SQS flags as noisy (SQS developer guide,
+# available CloudWatch metrics and sqs-fair-queues; AWS Compute Blog, 2025-07, "Building resilient
+# multi-tenant systems with Amazon SQS fair queues").
+METRIC_OLDEST_AGE_QUIET: Final = "ApproximateAgeOfOldestMessageInQuietGroups"
+METRIC_VISIBLE_QUIET: Final = "ApproximateNumberOfMessagesVisibleInQuietGroups"
+METRIC_IN_FLIGHT_QUIET: Final = "ApproximateNumberOfMessagesNotVisibleInQuietGroups"
+METRIC_NOISY_GROUPS: Final = "ApproximateNumberOfNoisyGroups"
+# CloudWatch PutMetricAlarm Period: 10, 20, 30 or a multiple of 60 (10-30 only for high-resolution
+# custom metrics; SQS's are one-minute); Period x EvaluationPeriods at most 604,800 s (7 days), and
+# at most 86,400 s for a period under 3,600 s (CloudWatch API reference, PutMetricAlarm).
+ALARM_PERIOD_MULTIPLE: Final = 60
+ALARM_EVALUATION_RANGE_MAX: Final = 604_800
 # Counts receives; on a DLQ with a consumer it sees every arrival, which the depth metric, drained
 # by the consumer, does not. SQS developer guide, available CloudWatch metrics.
 METRIC_RECEIVED: Final = "NumberOfMessagesReceived"

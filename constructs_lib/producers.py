@@ -129,6 +129,8 @@ def producer_problems(
         problems += _topic_problems(scope, pair, cast(sns.ITopic, source), key)
     elif kind == "rule":
         problems += _rule_problems(scope, pair, cast(events.IRule, source), message_group_id)
+        if pair.fair and message_group_id is None:
+            problems.append(_fair_rule_without_group(pair))
     else:
         problems += _bucket_problems(scope, pair, cast(s3.IBucket, source))
     if key is not None and not key_policy_editable(key):
@@ -234,6 +236,20 @@ def _topic_problems(
     if existing is not None:
         problems.append(_twice(scope, pair, topic, "subscription"))
     return problems
+
+
+def _fair_rule_without_group(pair: QueuePair) -> Problem:
+    # Each message without a MessageGroupId is a tenant of its own (SQS guide, fair queues), so
+    # a flood from this rule could never be flagged as one noisy tenant.
+    return Problem(
+        "message_group_id",
+        None,
+        f"is not set, but {pair.queue_name} is a fair queue: without a message group every "
+        "event of this rule is a tenant of its own, so a flood of them is never flagged as "
+        "noisy and holds up the other tenants",
+        'pass message_group_id="<tenant>" (EventBridge sets it on every event of the rule)',
+        severity="warning",
+    )
 
 
 def _rule_problems(

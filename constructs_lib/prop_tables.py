@@ -201,6 +201,29 @@ QUEUE = Table(
             "applied to both queues",
             optional=True,
         ),
+        Param(
+            "expected_traffic",
+            Seconds(),
+            "none: no alarm on silent producers",
+            "an alarm when no message is sent to the source in this period (missing data "
+            "counts as silence); whole minutes",
+            optional=True,
+            range=Range(
+                limits.ALARM_PERIOD_MULTIPLE,
+                limits.ALARM_EVALUATION_RANGE_MAX,
+                "s",
+                why="CloudWatch evaluates an alarm over at most 7 days",
+            ),
+            fix="pass the longest time without a message that is still normal, from "
+            "Duration.minutes(1) to Duration.days(7)",
+        ),
+        Param(
+            "fair",
+            Flag(),
+            "off",
+            "a fair queue (producers set `MessageGroupId`): the age alarm that pages watches the "
+            "quiet groups; standard queues only",
+        ),
     ),
 )
 

@@ -18,7 +18,17 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import call_checks, docstrings, limits, naming, policy, producers, prop_tables
+from constructs_lib import (
+    call_checks,
+    docstrings,
+    limits,
+    naming,
+    policy,
+    producers,
+    prop_tables,
+    queue_signals,
+)
+from constructs_lib.alarms import QueueAlarms
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.deferred_checks import DeliveryBeforeExpiry, WarningReporter
 from constructs_lib.errors import Problem
@@ -85,6 +95,8 @@ class ResilientQueue(ProducerCalls, Construct):
         ok_actions: Sequence[cloudwatch.IAlarmAction] = (),
         in_flight_alarm_threshold: int | None = None,
         removal_policy: RemovalPolicy | None = None,
+        expected_traffic: Duration | None = None,
+        fair: bool = False,
     ) -> None:
         """Build the source queue, its dead-letter queue, their policies and alarms in ``scope``
         under ``construct_id``; add consumers with ``add_lambda_consumer``.
@@ -132,15 +144,10 @@ class ResilientQueue(ProducerCalls, Construct):
             self.fifo, None
         )
         """The in-flight alarm's threshold, as it will be deployed."""
-        self._alarm_factory = AlarmFactory(
-            self, self.queue_name, self.fifo, max_receive_count, alarm_actions, ok_actions
-        )
-        self.alarms = self._alarm_factory.queue_alarms(
-            self.queue,
-            self.dead_letter_queue,
-            self.in_flight_threshold,
-            self.source_retention,
-            self.dead_letter_retention,
+        self.fair = fair
+        """Whether the source is a fair queue (``fair``)."""
+        self._alarm_factory, self.alarms = _create_alarms(
+            self, given["expected_traffic"], alarm_actions, ok_actions
         )
         self._producers = producers.Producers(
             self, self._pair, self._alarm_factory, self.dead_letter_retention, self.max_message_size
@@ -267,7 +274,9 @@ class ResilientQueue(ProducerCalls, Construct):
         ``alarms.dead_letter_arrivals``), and each consumer gets its own failed-messages alarm;
         the depth and age alarms stay, for the messages the consumer cannot take. The DLQ has
         no DLQ of its own: a dead letter the consumer keeps failing is retried until the DLQ's
-        retention deletes it, and the DLQ age alarm fires half-way there.
+        retention deletes it, and the DLQ age alarm fires half-way there. There is therefore no
+        ``retry_backoff`` here: no receive is the last, and the schedule's receive limit is the
+        source's.
 
         :param function: the consumer: a function, alias or version; at most once per DLQ.
         :param batch_size: records per invocation: 1-10 for FIFO, 1-10,000 for standard (above
@@ -418,8 +427,31 @@ _PAIR_ARGUMENTS = frozenset(
         "fifo_throughput_limit",
         "dead_letter_queue",
         "removal_policy",
+        "fair",
     }
 )
+
+
+def _create_alarms(
+    queue: ResilientQueue,
+    expected_traffic: int | None,
+    alarm_actions: Sequence[cloudwatch.IAlarmAction],
+    ok_actions: Sequence[cloudwatch.IAlarmAction],
+) -> tuple[AlarmFactory, QueueAlarms]:
+    """The queue's alarm factory and the alarms of its two queues, as constructed."""
+    factory = AlarmFactory(
+        queue, queue.queue_name, queue.fifo, queue.max_receive_count, alarm_actions, ok_actions
+    )
+    alarms = factory.queue_alarms(
+        queue.queue,
+        queue.dead_letter_queue,
+        queue.in_flight_threshold,
+        queue.source_retention,
+        queue.dead_letter_retention,
+    )
+    return factory, queue_signals.with_signal_alarms(
+        factory, alarms, queue.queue, expected_traffic, queue.fair, queue.source_retention
+    )
 
 
 def _call_arguments(names: Mapping[str, Any]) -> dict[str, Any]:

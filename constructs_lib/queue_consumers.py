@@ -80,7 +80,7 @@ class QueueConsumers:
     def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
         function: lambda_.IFunction = arguments["function"]
-        table.check_kinds(lambda: self.scope.node.path, arguments)
+        consumer_backoff.check_kinds(table, lambda: self.scope.node.path, arguments)
         given = table.read(arguments, self.consumed.fifo)
         unresolved = list(given.unresolved)
         problems = self._queue_problems(function)
@@ -96,7 +96,7 @@ class QueueConsumers:
             problems += policy.visibility_factor_problems(factor)
         problems += self._receive_problems()
         backoff_plan, backoff_problems = self._backoff_plan(
-            arguments.get("retry_backoff"), function
+            arguments.get("retry_backoff"), function, arguments["report_batch_item_failures"]
         )
         problems += backoff_problems
         pollers = arguments["provisioned_pollers"]
@@ -163,7 +163,7 @@ class QueueConsumers:
         return policy.lambda_receive_count_problems(self.consumed.max_receive_count)
 
     def _backoff_plan(
-        self, retry: Any, function: lambda_.IFunction
+        self, retry: Any, function: lambda_.IFunction, report_batch_item_failures: bool
     ) -> tuple[consumer_backoff.BackoffPlan | None, list[Problem]]:
         """What ``retry_backoff`` (source consumers only) does to the function, or why not."""
         if retry is None:
@@ -172,10 +172,10 @@ class QueueConsumers:
         return consumer_backoff.plan(
             retry,
             function,
-            path=lambda: self.scope.node.path,
             fifo=consumed.fifo,
             max_receive_count=consumed.max_receive_count,
             retention=consumed.source_retention,
+            report_batch_item_failures=report_batch_item_failures,
         )
 
     def _visibility_problems(

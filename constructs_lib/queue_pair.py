@@ -27,6 +27,8 @@ class QueuePair:
     queue_name: str
     fifo: bool
     dead_letter_queue_given: bool
+    fair: bool = False
+    """A fair queue: its producers set ``MessageGroupId`` (nothing in the queue says so)."""
 
     @property
     def dead_letter_name(self) -> str:
@@ -72,6 +74,7 @@ def create_queue_pair(
     fifo_throughput_limit: sqs.FifoThroughputLimit | None,
     dead_letter_queue: sqs.IQueue | None,
     removal_policy: RemovalPolicy | None,
+    fair: bool = False,
 ) -> QueuePair:
     """The DLQ (unless one is given), then the source, as children ``DeadLetterQueue`` and
     ``Queue`` of ``scope``."""
@@ -106,7 +109,7 @@ def create_queue_pair(
         fifo_throughput_limit=fifo_throughput_limit,
         removal_policy=removal_policy,
     )
-    return QueuePair(queue, dead_letter, queue_name, fifo, dead_letter_queue is not None)
+    return QueuePair(queue, dead_letter, queue_name, fifo, dead_letter_queue is not None, fair)
 
 
 def _create_dead_letter_queue(

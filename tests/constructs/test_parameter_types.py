@@ -20,7 +20,13 @@ from aws_cdk import aws_sns as sns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, prop_tables
+from constructs_lib import (
+    ConfigurationError,
+    ParameterTypeError,
+    ResilientQueue,
+    RetryBackoff,
+    prop_tables,
+)
 from constructs_lib.checks import QueueResilienceChecks
 
 # Kinds of value a caller may pass by mistake. "construct" is a construct of a type no
@@ -63,6 +69,15 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "event_source_metrics": {"bool"},
         # A tuple (minimum, maximum): a list, even of two ints, is refused (tested below).
         "provisioned_pollers": {"none"},
+        "retry_backoff": {"none"},
+    },
+    # The fields of add_lambda_consumer's retry_backoff, named retry_backoff.<field>.
+    "RetryBackoff": {
+        "base": {"duration"},
+        "factor": {"int", "float"},
+        "cap": {"duration"},
+        "jitter": {"int", "float"},
+        "layer": {"bool"},
     },
     "add_dead_letter_consumer": {
         "function": set(),
@@ -150,6 +165,8 @@ def call(table: str, name: str, value: object) -> None:
     elif table == "add_lambda_consumer":
         arguments = {"function": function, name: value}
         queue.add_lambda_consumer(**arguments)
+    elif table == "RetryBackoff":
+        queue.add_lambda_consumer(function, retry_backoff=RetryBackoff(**{name: value}))
     elif table == "add_dead_letter_consumer":
         arguments = {"function": function, name: value}
         queue.add_dead_letter_consumer(**arguments)
@@ -191,7 +208,8 @@ def test_a_value_of_the_wrong_kind_is_our_type_error(
 
     assert isinstance(raised.value, ParameterTypeError)
     assert not isinstance(raised.value, ConfigurationError)
-    assert f"  - {name}=" in str(raised.value)
+    shown = f"retry_backoff.{name}" if table == "RetryBackoff" else name
+    assert f"  - {shown}=" in str(raised.value)
     assert "Fix: " in str(raised.value)
     assert raised_in(raised.value).startswith("constructs_lib.")
 

@@ -17,7 +17,7 @@ from tests.conftest import REPO_ROOT
 README = (REPO_ROOT / "README.md").read_text()
 API = (REPO_ROOT / "docs" / "api.md").read_text()
 CALLS: dict[str, tuple[Callable[..., Any], Any]] = {
-    "ResilientQueue": (ResilientQueue.__init__, ResilientQueue),
+    "ResilientQueue": (ResilientQueue.__init__, ResilientQueue.__init__),
     "add_lambda_consumer": (ResilientQueue.add_lambda_consumer, ResilientQueue.add_lambda_consumer),
     "RetryBackoff": (RetryBackoff.__init__, RetryBackoff),
     "add_dead_letter_consumer": (

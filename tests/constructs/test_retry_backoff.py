@@ -23,9 +23,19 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Annotations, Match
 from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
-from constructs_lib import ConfigurationError, ResilientQueue, RetryBackoff, backoff, limits
+from constructs_lib import (
+    ConfigurationError,
+    ParameterTypeError,
+    ResilientQueue,
+    RetryBackoff,
+    backoff,
+    consumer_backoff,
+    limits,
+    prop_tables,
+)
 from constructs_lib.checks import QueueResilienceChecks
 from constructs_lib.consumer_backoff import LAYER_ID, RUNTIME_FILES
+from tests.conftest import REPO_ROOT
 from tests.constructs.conftest import FunctionFactory, resources_of_type, warnings_matching
 from tests.constructs.test_consumer import consumer_statements
 
@@ -129,6 +139,12 @@ def test_the_dead_letter_consumer_takes_no_backoff(
         queue.add_dead_letter_consumer(make_function(), retry_backoff=RetryBackoff())  # type: ignore[call-arg]
 
 
+def test_the_retries_page_shows_the_declared_fields() -> None:
+    page = (REPO_ROOT / "docs" / "retries.md").read_text()
+    assert prop_tables.RETRY_BACKOFF.render_markdown() in page
+    assert "## The consumer option" in page
+
+
 # --- the layer -------------------------------------------------------------------------------
 
 
@@ -191,6 +207,8 @@ def test_the_layer_imports_without_aws_cdk(tmp_path: Path) -> None:
 
 def test_the_layers_asset_hash_is_the_same_in_every_synth(tmp_path: Path) -> None:
     _, first = synth_layer_directory(tmp_path / "one")
+    # Staged again in another directory, as a new process would: the hash is the contents'.
+    consumer_backoff._layer_source.cache_clear()
     _, second = synth_layer_directory(tmp_path / "two")
 
     assert first == second
@@ -332,6 +350,17 @@ def test_a_standard_queue_does_not_warn(stack: cdk.Stack, make_function: Functio
     )
 
     assert warnings_matching(stack, "retry_backoff") == []
+
+
+def test_backoff_without_batch_item_failures_warns(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    ResilientQueue(stack, "Orders").add_lambda_consumer(
+        make_function(), report_batch_item_failures=False, retry_backoff=RetryBackoff()
+    )
+
+    (warning,) = warnings_matching(stack, "retry_backoff")
+    assert "whole batch" in warning
 
 
 # --- functions whose environment the app cannot set -------------------------------------------
@@ -563,6 +592,21 @@ def test_a_value_of_the_wrong_kind_is_a_type_error(
 ) -> None:
     with pytest.raises(TypeError, match=words):
         ResilientQueue(stack, "Orders").add_lambda_consumer(make_function(), retry_backoff=retry)
+
+
+def test_wrong_kinds_in_the_fields_are_listed_with_the_calls_others(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    with pytest.raises(ParameterTypeError) as raised:
+        ResilientQueue(stack, "Orders").add_lambda_consumer(
+            make_function(),
+            batch_size="10",  # type: ignore[arg-type]
+            retry_backoff=RetryBackoff(base=10, jitter="0.5"),  # type: ignore[arg-type]
+        )
+
+    props = [p.prop for p in raised.value.problems]
+    assert props == ["batch_size", "retry_backoff.base", "retry_backoff.jitter"]
+    assert "Duration.seconds(10)" in str(raised.value)
 
 
 # --- the audit and cdk-nag -------------------------------------------------------------------

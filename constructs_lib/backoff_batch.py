@@ -242,8 +242,12 @@ def _change_visibility(records: Sequence[Record], waits: Mapping[str, int], clie
     for record in planned:
         by_queue.setdefault(record["eventSourceARN"], []).append(record)
     for arn, queued in by_queue.items():
-        sqs = client if client is not None else _default_client(_arn_parts(arn)[1])
-        url = queue_url(arn)
+        try:
+            sqs = client if client is not None else _default_client(_arn_parts(arn)[1])
+            url = queue_url(arn)
+        except Exception as error:  # no client, a partition botocore does not know
+            _log_failures((record["messageId"] for record in queued), _error_code(error))
+            continue
         for start in range(0, len(queued), CHANGE_BATCH_MAX):
             chunk = queued[start : start + CHANGE_BATCH_MAX]
             entries = [

@@ -417,3 +417,25 @@ def test_the_runtime_modules_load_no_cdk() -> None:
     assert not {"aws_cdk", "jsii", "constructs"} & loaded
     assert not {name for name in loaded if name.startswith(("aws_cdk.", "jsii.", "constructs."))}
     assert "boto3" not in loaded  # imported when a visibility is first changed
+
+
+def test_a_queue_url_that_cannot_be_made_still_reports_the_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No SQS call is made: the failure comes before it, and the record is reported anyway."""
+    record = made_up("m1", arn="arn:aws-mars:sqs:mars-1:111122223333:orders")
+
+    def down(_: Any) -> None:
+        raise RuntimeError("downstream is down")
+
+    with caplog.at_level(logging.WARNING, logger="constructs_lib.backoff_batch"):
+        response = process_batch(
+            {"Records": [record]}, down, backoff=Backoff(), sqs_client=object()
+        )
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert [r.getMessage() for r in caplog.records] == [
+        "message m1 failed: RuntimeError: downstream is down",
+        "backoff not set for message m1: ChangeMessageVisibility failed with BatchEventError; it "
+        "is reported failed and returns after the queue's visibility timeout",
+    ]

@@ -415,6 +415,20 @@ def test_an_alias_of_the_current_version_sets_the_functions_environment(
     assert len(layers(stack)) == 1
 
 
+def test_the_current_version_sets_the_functions_environment(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    # CDK publishes a new current version when the environment changes.
+    function = make_function()
+    ResilientQueue(stack, "Orders").add_lambda_consumer(
+        function.current_version,
+        function_timeout=cdk.Duration.seconds(30),
+        retry_backoff=RetryBackoff(),
+    )
+
+    assert backoff.ENV_BASE in environment(stack, function)
+
+
 # --- the grant -------------------------------------------------------------------------------
 
 

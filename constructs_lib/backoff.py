@@ -71,18 +71,13 @@ class Backoff:
     retention_seconds: int | None = None
 
     def __post_init__(self) -> None:
-        problems = [
-            *_range("base_seconds", self.base_seconds, 1, VISIBILITY_MAX, whole=True),
-            *_range("factor", self.factor, 1, 10),
-            *_range("cap_seconds", self.cap_seconds, 1, VISIBILITY_MAX, whole=True),
-            *_range("jitter", self.jitter, 0, 1),
-        ]
-        if self.max_receive_count is not None:
-            problems += _range("max_receive_count", self.max_receive_count, 1, 1_000, whole=True)
-        if self.retention_seconds is not None:
-            problems += _range(
-                "retention_seconds", self.retention_seconds, 60, 1_209_600, whole=True
-            )
+        problems: list[str] = []
+        for field, (_, kind) in _ENVIRONMENT.items():
+            value = getattr(self, field)
+            if value is None and field in _OPTIONAL:
+                continue
+            low, high = _RANGES[field]
+            problems += _range(field, value, low, high, whole=kind is int)
         if not problems and self.cap_seconds < self.base_seconds:
             problems.append(
                 f"cap_seconds {self.cap_seconds} is below base_seconds {self.base_seconds}: raise "
@@ -119,7 +114,10 @@ class Backoff:
         longer. Needs ``max_receive_count``.
         """
         if self.max_receive_count is None:
-            raise BackoffError("worst_case_seconds needs max_receive_count")
+            raise BackoffError(
+                "worst_case_seconds needs max_receive_count, which is None: set it to the "
+                "queue's maxReceiveCount (1-1,000)"
+            )
         return sum(
             max(visibility_timeout, function_timeout + self.ceiling(n))
             for n in range(1, self.max_receive_count + 1)
@@ -141,33 +139,62 @@ class Backoff:
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, str]) -> Backoff:
-        """The settings in ``environment`` (``os.environ`` in a function); each absent variable
-        takes its default. A variable that does not read as a number is a ``BackoffError``
-        naming it."""
-
-        def read(name: str, kind: type[int] | type[float], default: float | None) -> float | None:
+        """The settings in ``environment`` (``os.environ`` in a function); each absent or empty
+        variable takes its default. A variable that does not read as a number, or whose number
+        is out of range, is a ``BackoffError`` naming the variable, its value, the range and the
+        fix."""
+        values: dict[str, int | float | None] = {}
+        for field, (name, kind) in _ENVIRONMENT.items():
             text = environment.get(name)
-            if text is None or text == "":
-                return default
+            if text is None or text.strip() == "":
+                continue
             try:
-                return kind(text)
+                values[field] = kind(text)
             except ValueError:
+                low, high = _RANGES[field]
+                kind_name = "a whole number" if kind is int else "a number"
                 raise BackoffError(
-                    f"environment variable {name}={text!r} is not {'a whole number' if kind is int else 'a number'}"
+                    f"environment variable {name}={_shown(text)} is not {kind_name} from "
+                    f"{_number(low)} to {_number(high)}: set it to one, or remove it for the default"
                 ) from None
-
-        return cls(
-            base_seconds=int(read(ENV_BASE, int, BASE_DEFAULT) or 0),
-            factor=float(read(ENV_FACTOR, float, FACTOR_DEFAULT) or 0),
-            cap_seconds=int(read(ENV_CAP, int, CAP_DEFAULT) or 0),
-            jitter=float(read(ENV_JITTER, float, JITTER_DEFAULT) or 0),
-            max_receive_count=_optional_int(read(ENV_MAX_RECEIVE_COUNT, int, None)),
-            retention_seconds=_optional_int(read(ENV_RETENTION, int, None)),
-        )
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except BackoffError as error:
+            names = ", ".join(f"{_ENVIRONMENT[field][0]}={values[field]!r}" for field in values)
+            raise BackoffError(f"environment variables {names}: {error}") from None
 
 
-def _optional_int(value: float | None) -> int | None:
-    return None if value is None else int(value)
+# Each setting's variable and how it reads, and its range (the checks of __post_init__).
+_ENVIRONMENT: Final[dict[str, tuple[str, type[int] | type[float]]]] = {
+    "base_seconds": (ENV_BASE, int),
+    "factor": (ENV_FACTOR, float),
+    "cap_seconds": (ENV_CAP, int),
+    "jitter": (ENV_JITTER, float),
+    "max_receive_count": (ENV_MAX_RECEIVE_COUNT, int),
+    "retention_seconds": (ENV_RETENTION, int),
+}
+_RANGES: Final[dict[str, tuple[float, float]]] = {
+    "base_seconds": (1, VISIBILITY_MAX),
+    "factor": (1, 10),
+    "cap_seconds": (1, VISIBILITY_MAX),
+    "jitter": (0, 1),
+    # RedrivePolicy maxReceiveCount: 1-1,000 (SQS developer guide, configuring a dead-letter
+    # queue); MessageRetentionPeriod: 60 s-14 days (SQS API reference, SetQueueAttributes).
+    "max_receive_count": (1, 1_000),
+    "retention_seconds": (60, 1_209_600),
+}
+_OPTIONAL: Final = frozenset({"max_receive_count", "retention_seconds"})
+
+
+def _number(value: float) -> str:
+    """A range bound as messages show it: 43,200, 0.5."""
+    return f"{int(value):,}" if value == int(value) else f"{value:g}"
+
+
+def _shown(text: str) -> str:
+    """An environment value as an error message shows it: quoted, and cut when long."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else f"{shown[:37]}..."
 
 
 def _range(name: str, value: object, low: float, high: float, *, whole: bool = False) -> list[str]:
@@ -176,9 +203,12 @@ def _range(name: str, value: object, low: float, high: float, *, whole: bool = F
     if isinstance(value, bool) or not kind_ok:
         kind = "a whole number" if whole else "a number"
         return [
-            f"{name} must be {kind} from {low:g} to {high:g}, not {type(value).__name__} {value!r}"
+            f"{name} must be {kind} from {_number(low)} to {_number(high)}, not {type(value).__name__} "
+            f"{value!r}: pass {kind} in that range"
         ]
     assert isinstance(value, (int, float))
     if not low <= value <= high:  # NaN is outside too
-        return [f"{name} is {value!r}, outside {low:g}-{high:g}: choose a value in that range"]
+        return [
+            f"{name} is {value!r}, outside {_number(low)}-{_number(high)}: choose a value in that range"
+        ]
     return []

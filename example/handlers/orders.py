@@ -1,7 +1,9 @@
 """Consumer of the standard orders queue.
 
-Reports partial batch failures: only the messages that failed are retried, and a message that
-keeps failing reaches the dead-letter queue after the queue's max_receive_count.
+Reports partial batch failures: only the messages that failed are retried, each after a wait that
+grows with its receive count (``constructs_lib.backoff_batch``, with the settings
+``retry_backoff=`` writes into the function's environment), and a message that keeps failing
+reaches the dead-letter queue after the queue's max_receive_count.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+
+from constructs_lib.backoff_batch import process_batch
 
 logger = logging.getLogger()
 logger.setLevel(logging.INFO)
@@ -27,12 +31,10 @@ def process_order(body: str) -> None:
     logger.info("processed order %s", order["order_id"])
 
 
+def handle_order(record: dict[str, Any]) -> None:
+    process_order(record["body"])
+
+
 def handler(event: dict[str, Any], _context: object) -> dict[str, list[dict[str, str]]]:
-    failures = []
-    for record in event["Records"]:
-        try:
-            process_order(record["body"])
-        except (ValueError, KeyError, TypeError) as error:
-            logger.warning("message %s failed: %s", record["messageId"], error)
-            failures.append({"itemIdentifier": record["messageId"]})
-    return {"batchItemFailures": failures}
+    # Each order that raises is logged, waits its backoff and is reported in batchItemFailures.
+    return process_batch(event, handle_order)

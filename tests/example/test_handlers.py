@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import pytest
 
+from constructs_lib.backoff_batch import BatchEventError
 from example.handlers import orders, payments, rejected_orders
+from tests.sqs_events import made_up
 
 
 def sqs_event(*bodies: object) -> dict[str, list[dict[str, str]]]:
@@ -23,14 +26,31 @@ def failed_ids(response: dict[str, list[dict[str, str]]]) -> list[str]:
     return [item["itemIdentifier"] for item in response["batchItemFailures"]]
 
 
-def test_orders_reports_only_the_bad_messages() -> None:
-    event = sqs_event({"order_id": 1}, "not json", {"quantity": 2}, {"order_id": 4, "quantity": 0})
+def orders_event(*bodies: object) -> dict[str, list[dict[str, Any]]]:
+    """The orders consumer's event, as Lambda builds it: the backoff needs every field."""
+    return {
+        "Records": [
+            made_up(f"m{i}", body if isinstance(body, str) else json.dumps(body))
+            for i, body in enumerate(bodies)
+        ]
+    }
 
-    assert failed_ids(orders.handler(event, None)) == ["m1", "m2", "m3"]
+
+# A batch with bad orders sets visibility timeouts in SQS: checked against the emulator in
+# tests/e2e/test_retry_backoff.py (test_example_orders_handler_backs_off_the_bad_orders_only).
 
 
 def test_orders_reports_nothing_for_a_good_batch() -> None:
-    assert failed_ids(orders.handler(sqs_event({"order_id": 1}, {"order_id": 2}), None)) == []
+    response = orders.handler(orders_event({"order_id": 1}, {"order_id": 2}), None)
+    assert failed_ids(response) == []
+
+
+def test_orders_refuses_an_event_that_is_not_from_sqs() -> None:
+    # Records without eventSource, receiptHandle or attributes: no visibility could be set.
+    with pytest.raises(BatchEventError, match="record 0 has eventSource None, not 'aws:sqs'"):
+        orders.handler(sqs_event({"order_id": 1}), None)
+    with pytest.raises(BatchEventError, match=r"record 0 \(messageId 'm0'\) has no receiptHandle"):
+        orders.handler({"Records": [{**made_up("m0"), "receiptHandle": ""}]}, None)
 
 
 def test_payments_fails_the_rest_of_the_batch_after_the_first_failure() -> None:

@@ -35,8 +35,9 @@ from constructs_lib.retry_backoff import RetryBackoff
 
 LAYER_ID = "ConstructsLibBackoffLayer"
 """The construct id of the layer, a child of the function's stack (found or created)."""
-RUNTIME_FILES = ("__init__.py", "errors.py", "backoff.py")
-"""What ``import constructs_lib.backoff`` loads: the layer holds these, under
+RUNTIME_FILES = ("__init__.py", "errors.py", "backoff.py", "backoff_batch.py")
+"""What ``import constructs_lib.backoff`` and ``constructs_lib.backoff_batch`` load (boto3 comes
+with the Lambda runtime): the layer holds these, under
 ``python/constructs_lib/`` (Lambda adds ``/opt/python`` to a Python function's path)."""
 
 

@@ -191,6 +191,7 @@ def test_the_layer_imports_without_aws_cdk(tmp_path: Path) -> None:
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "from constructs_lib.backoff import Backoff; "
+        "from constructs_lib.backoff_batch import process_batch; "
         "assert not any(m.startswith(('aws_cdk', 'jsii')) for m in sys.modules); "
         "print(Backoff().ceiling(2))"
     )

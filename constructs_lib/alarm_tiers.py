@@ -87,6 +87,7 @@ class AlarmTiers:
         self.actions = actions
         self._alarms: dict[Tier, list[cloudwatch.Alarm]] = {tier: [] for tier in Tier}
         self._members: list[cloudwatch.Alarm] = []
+        self._names: list[str] = []
         self.composite_alarm: cloudwatch.CompositeAlarm | None = (
             self._composite(queue_name) if composite else None
         )
@@ -114,6 +115,7 @@ class AlarmTiers:
         if member:
             alarm = create_alarm(scope, spec, (), ())
             self._members.append(alarm)
+            self._names.append(spec.alarm_name)
             for rule in _ALARM_ACTION_RULES:
                 Validations.of(alarm).acknowledge(
                     Acknowledgment(
@@ -144,7 +146,7 @@ class AlarmTiers:
         return (
             self.composite_alarm is not None
             and tier is Tier.CRITICAL
-            and Stack.of(scope) is Stack.of(self.scope)
+            and (scope is self.scope or Stack.of(scope) is Stack.of(self.scope))
         )
 
     def _composite(self, queue_name: str) -> cloudwatch.CompositeAlarm:
@@ -174,12 +176,9 @@ class AlarmTiers:
         return composite
 
     def _member_names(self) -> list[str]:
-        names = []
-        for alarm in self._members:
-            cfn = alarm.node.default_child
-            assert isinstance(cfn, cloudwatch.CfnAlarm)
-            names.append(str(cfn.alarm_name))
-        return names
+        # Kept in Python as the members join: read back through jsii at every resolve of the
+        # rule, the names cost more than the rest of the alarms' synth.
+        return list(self._names)
 
 
 def any_of(alarm_names: Sequence[str]) -> str:

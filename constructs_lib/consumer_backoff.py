@@ -65,9 +65,7 @@ class BackoffPlan:
             )
             return
         if self.layer:
-            layer = backoff_layer(Stack.of(self.function))
-            if not _has_layer(self.function, layer):
-                self.function.add_layers(layer)
+            self.function.add_layers(backoff_layer(Stack.of(self.function)))
 
 
 def plan(
@@ -91,10 +89,15 @@ def plan(
     target = settable_function(function)
     if target is None:
         return None, [_environment_unreachable(function, schedule)]
-    problems = _environment_conflicts(target, schedule)
+    # Resolved once: reading the function's properties back is the costly part of a synth here.
+    properties = _properties(target)
+    problems = _environment_conflicts(target, schedule, properties)
+    layers = list(properties.get("layers") or [])
     wants_layer = retry.layer and _is_python(target)
     if wants_layer:
-        problems += _layer_count_problems(target)
+        held = _holds_backoff_layer(target, layers)
+        problems += [] if held else _layer_count_problems(target, len(layers))
+        wants_layer = not held
     if fifo:
         problems.append(_fifo_warning(retry))
     if not report_batch_item_failures:
@@ -240,10 +243,12 @@ def _properties(function: lambda_.Function) -> Mapping[str, Any]:
     return properties if isinstance(properties, dict) else {}
 
 
-def _environment_conflicts(function: lambda_.Function, schedule: Backoff) -> list[Problem]:
+def _environment_conflicts(
+    function: lambda_.Function, schedule: Backoff, properties: Mapping[str, Any]
+) -> list[Problem]:
     """A function reads one schedule: another queue's retry_backoff, or the app's own value
     of one of its variables, must agree."""
-    variables = (_properties(function).get("environment") or {}).get("variables") or {}
+    variables = (properties.get("environment") or {}).get("variables") or {}
     clashes = {
         name: (variables[name], value)
         for name, value in schedule.to_environment().items()
@@ -265,21 +270,15 @@ def _environment_conflicts(function: lambda_.Function, schedule: Backoff) -> lis
     ]
 
 
-def _layers(function: lambda_.Function) -> list[Any]:
-    return list(_properties(function).get("layers") or [])
+def _holds_backoff_layer(function: lambda_.Function, layers: list[Any]) -> bool:
+    """Whether ``layers`` (the function's, resolved) already hold the stack's backoff layer."""
+    existing = Stack.of(function).node.try_find_child(LAYER_ID)
+    if not isinstance(existing, lambda_.LayerVersion):
+        return False
+    return Stack.of(function).resolve(existing.layer_version_arn) in layers
 
 
-def _has_layer(function: lambda_.Function, layer: lambda_.ILayerVersion) -> bool:
-    arn = Stack.of(function).resolve(layer.layer_version_arn)
-    return arn in _layers(function)
-
-
-def _layer_count_problems(function: lambda_.Function) -> list[Problem]:
-    stack = Stack.of(function)
-    existing = stack.node.try_find_child(LAYER_ID)
-    if isinstance(existing, lambda_.LayerVersion) and _has_layer(function, existing):
-        return []
-    count = len(_layers(function))
+def _layer_count_problems(function: lambda_.Function, count: int) -> list[Problem]:
     if count < limits.LAYERS_PER_FUNCTION_MAX:
         return []
     return [

@@ -4,7 +4,6 @@ every message, and the dashboard by tier."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Capture, Match, Template
-from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from constructs_lib import ResilientQueue
 from constructs_lib.alarm_tiers import (
@@ -32,6 +30,7 @@ from constructs_lib.queue_alarms import (
     EVERY_MESSAGE_FAILED_PERCENT,
 )
 from tests.constructs.conftest import FunctionFactory, resources_of_type, warnings_matching
+from tests.constructs.nag import PACKS, synth_with_packs
 
 # Every alarm a queue with a consumer, a dead-letter consumer and an SNS producer has, by the
 # end of its name, with the tier it must have.
@@ -463,8 +462,6 @@ def test_without_a_composite_the_critical_widget_lists_the_alarms(stack: cdk.Sta
 
 # --- cdk-nag -------------------------------------------------------------------------------
 
-PACKS = {"AwsSolutions", "Serverless", "NIST.800.53.R5", "HIPAA.Security"}
-
 
 def nag_report(outdir: Path) -> dict[str, Any]:
     app = cdk.App(outdir=str(outdir))
@@ -472,18 +469,7 @@ def nag_report(outdir: Path) -> dict[str, Any]:
     pager, _ = topic_action(stack, "Pager")
     tickets, _ = topic_action(stack, "Tickets")
     full_queue(stack, critical_actions=[pager], warning_actions=[tickets], composite_alarm=True)
-    cdk.Validations.of(app).add_plugins(
-        AwsSolutionsChecks(app),
-        ServerlessChecks(app),
-        NIST80053R5Checks(app),
-        HIPAASecurityChecks(app),
-    )
-    # Violations of the test's own resources (the functions, topics) fail the synth; the
-    # report is written either way.
-    with contextlib.suppress(Exception):
-        app.synth()
-    report: dict[str, Any] = json.loads((outdir / "validation-report.json").read_text())
-    return report
+    return synth_with_packs(app, outdir)
 
 
 def test_the_four_packs_find_nothing_in_the_tiered_alarms(tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ are not the library's and are not judged."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +16,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
-from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from constructs_lib import ResilientQueue
-
-PACKS = {"AwsSolutions", "Serverless", "NIST.800.53.R5", "HIPAA.Security"}
+from tests.constructs.nag import PACKS, synth_with_packs, violations_under
 
 
 def nag_report(outdir: Path) -> dict[str, Any]:
@@ -48,32 +44,14 @@ def nag_report(outdir: Path) -> dict[str, Any]:
         events.Rule(stack, "Refunds", event_pattern=events.EventPattern(source=["refunds"]))
     )
     intake.grant_redrive(iam.Role(stack, "Operator", assumed_by=iam.AccountRootPrincipal()))
-    cdk.Validations.of(app).add_plugins(
-        AwsSolutionsChecks(app),
-        ServerlessChecks(app),
-        NIST80053R5Checks(app),
-        HIPAASecurityChecks(app),
-    )
-    # Violations of the test's own resources (the bucket, topic, rule) fail the synth; the
-    # report is written either way.
-    with contextlib.suppress(Exception):
-        app.synth()
-    report: dict[str, Any] = json.loads((outdir / "validation-report.json").read_text())
-    return report
+    return synth_with_packs(app, outdir)
 
 
 def test_the_four_packs_find_nothing_in_the_librarys_producer_resources(tmp_path: Path) -> None:
     report = nag_report(tmp_path)
 
     assert {r["pluginName"] for r in report["pluginReports"]} == PACKS
-    on_library = [
-        (r["pluginName"], v["ruleName"], c["constructPath"])
-        for r in report["pluginReports"]
-        for v in r["violations"]
-        for c in v["violatingConstructs"]
-        if c["constructPath"].startswith("Intake/Intake/")
-    ]
-    assert on_library == []
+    assert violations_under(report, "Intake/Intake/") == []
 
 
 def test_the_librarys_acknowledgments_are_the_known_ones_with_reasons(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ for a queue idle more than six hours; the fair-queue metrics end in ``InQuietGro
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,11 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_events as events
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
-from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from constructs_lib import ConfigurationError, ResilientQueue
 from constructs_lib.checks import QueueResilienceChecks
 from tests.constructs.conftest import resources_of_type, warnings_matching
+from tests.constructs.nag import synth_with_packs, violations_under
 
 WEEK = 7 * 24 * 3600
 
@@ -288,24 +287,9 @@ def test_the_four_nag_packs_and_the_audit_find_nothing_in_a_fair_watched_paging_
         composite_alarm=True,
     ).add_dashboard()
     audit = QueueResilienceChecks(fail_on="never")
-    cdk.Validations.of(app).add_plugins(
-        AwsSolutionsChecks(app),
-        ServerlessChecks(app),
-        NIST80053R5Checks(app),
-        HIPAASecurityChecks(app),
-        audit,
-    )
-    with contextlib.suppress(Exception):  # the test's own topic may fail a pack
-        app.synth()
-    report = json.loads((tmp_path / "validation-report.json").read_text())
+    report = synth_with_packs(app, tmp_path, audit)
 
-    on_library = [
-        (r["pluginName"], v["ruleName"], c["constructPath"])
-        for r in report["pluginReports"]
-        for v in r["violations"]
-        for c in v["violatingConstructs"]
-        if c["constructPath"].startswith("Tenants/Documents/")
-    ]
+    on_library = violations_under(report, "Tenants/Documents/")
     assert on_library == []
     assert [(f.rule_id, f.severity) for f in audit.findings if f.severity != "info"] == []
 

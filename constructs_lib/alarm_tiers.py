@@ -116,15 +116,14 @@ class AlarmTiers:
             alarm = create_alarm(scope, spec, (), ())
             self._members.append(alarm)
             self._names.append(spec.alarm_name)
-            for rule in _ALARM_ACTION_RULES:
-                Validations.of(alarm).acknowledge(
-                    Acknowledgment(
-                        id=rule,
-                        reason=f"A member of the composite alarm {self.queue_name}-critical, "
-                        "which carries the critical actions: its members carry none, so that "
-                        "on-call gets one page, not one per alarm.",
-                    )
-                )
+            reason = (
+                f"A member of the composite alarm {self.queue_name}-critical, which carries "
+                "the critical actions: its members carry none, so that on-call gets one page, "
+                "not one per alarm."
+            )
+            Validations.of(alarm).acknowledge(
+                *(Acknowledgment(id=rule, reason=reason) for rule in _ALARM_ACTION_RULES)
+            )
             assert self.composite_alarm is not None
             self.composite_alarm.node.add_dependency(alarm)
         else:

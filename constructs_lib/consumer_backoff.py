@@ -50,13 +50,15 @@ class BackoffPlan:
     schedule: Backoff
     function: lambda_.Function
     layer: bool
+    python: bool = True
+    """Whether the function runs Python (else no layer, and an info saying so)."""
 
     def apply(self) -> None:
         """Write the schedule into the environment and add the stack's layer (call once the
         consumer's checks passed)."""
         for name, value in self.schedule.to_environment().items():
             self.function.add_environment(name, value)
-        if not _is_python(self.function):
+        if not self.python:
             names = ", ".join(self.schedule.to_environment())
             Annotations.of(self.function).add_info(
                 f"retry_backoff: {naming.display(self.function)} does not run Python, so it gets "
@@ -93,7 +95,8 @@ def plan(
     properties = _properties(target)
     problems = _environment_conflicts(target, schedule, properties)
     layers = list(properties.get("layers") or [])
-    wants_layer = retry.layer and _is_python(target)
+    python = _is_python(target)
+    wants_layer = retry.layer and python
     if wants_layer:
         held = _holds_backoff_layer(target, layers)
         problems += [] if held else _layer_count_problems(target, len(layers))
@@ -102,7 +105,7 @@ def plan(
         problems.append(_fifo_warning(retry))
     if not report_batch_item_failures:
         problems.append(_whole_batch_warning(retry))
-    return BackoffPlan(schedule, target, wants_layer), problems
+    return BackoffPlan(schedule, target, wants_layer, python), problems
 
 
 def settable_function(function: lambda_.IFunction) -> lambda_.Function | None:

@@ -50,7 +50,9 @@ class ResilientQueue(ProducerCalls, Construct):
     age of the oldest message in each queue. ``add_lambda_consumer`` attaches functions and
     derives the source's visibility timeout from their timeouts. Each alarm is critical (pages:
     ``critical_actions``) or a warning (files a ticket: ``warning_actions``), optionally behind
-    one composite alarm (``composite_alarm``; ``alarm_tiers``, docs/alarms.md).
+    one composite alarm (``composite_alarm``; ``alarm_tiers``, docs/alarms.md). Opt-in:
+    an alarm on producers falling silent (``expected_traffic``), and a fair queue's quiet tenants
+    watched instead of the whole queue (``fair``; ``queue_signals``, docs/traffic.md).
 
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular

@@ -222,8 +222,8 @@ def test_installed_wheel_synthesizes_a_resilient_queue(installed: Path, tmp_path
     assert result["version"] == VERSION
     assert result["visibility"] == 60  # 6 x 10 s
     assert result["types"].count("AWS::SQS::Queue") == 2
-    # in-flight, DLQ depth, two ages, and the consumer's failed messages
-    assert result["types"].count("AWS::CloudWatch::Alarm") == 5
+    # in-flight, DLQ depth, two ages, and the consumer's failed messages and failing every message
+    assert result["types"].count("AWS::CloudWatch::Alarm") == 6
     assert "AWS::Lambda::EventSourceMapping" in result["types"]
 
 

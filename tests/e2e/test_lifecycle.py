@@ -106,9 +106,10 @@ def test_deploy_then_diff_shows_no_changes_then_destroy_removes_everything(
         for logical in ids
         if types.get((stack, logical)) in remaining
     ]
-    # per queue a function, its role, its event source and five alarms (four on the queues, one
-    # on the event source's failed messages); a key per KMS queue; a topic per stack
-    expected = 8 * len(QUEUES) + sum(spec.kms for spec in QUEUES) + len(stack_names(PREFIX))
+    # per queue a function, its role, its event source and six alarms (four on the queues; on
+    # the event source, its failed messages and its failing every message); a key per KMS queue;
+    # a topic per stack
+    expected = 9 * len(QUEUES) + sum(spec.kms for spec in QUEUES) + len(stack_names(PREFIX))
     assert len(checked) == expected
     for physical, resource_type in checked:
         assert physical not in remaining[resource_type], f"{resource_type} {physical} survived"

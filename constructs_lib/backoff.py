@@ -20,8 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-# ChangeMessageVisibility VisibilityTimeout: 0 to 43,200 s (12 hours) (SQS API reference).
-VISIBILITY_MAX: Final = 43_200
+from constructs_lib import limits
+
+# ChangeMessageVisibility VisibilityTimeout: 0 to 43,200 s (12 hours) (SQS API reference), the
+# queue attribute's range.
+VISIBILITY_MAX: Final = limits.VISIBILITY_TIMEOUT_MAX
 
 BASE_DEFAULT: Final = 10
 FACTOR_DEFAULT: Final = 2.0
@@ -178,10 +181,8 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "factor": (1, 10),
     "cap_seconds": (1, VISIBILITY_MAX),
     "jitter": (0, 1),
-    # RedrivePolicy maxReceiveCount: 1-1,000 (SQS developer guide, configuring a dead-letter
-    # queue); MessageRetentionPeriod: 60 s-14 days (SQS API reference, SetQueueAttributes).
-    "max_receive_count": (1, 1_000),
-    "retention_seconds": (60, 1_209_600),
+    "max_receive_count": (limits.MAX_RECEIVE_COUNT_MIN, limits.MAX_RECEIVE_COUNT_MAX),
+    "retention_seconds": (limits.RETENTION_MIN, limits.RETENTION_MAX),
 }
 _OPTIONAL: Final = frozenset({"max_receive_count", "retention_seconds"})
 

@@ -35,7 +35,7 @@ from constructs_lib.retry_backoff import RetryBackoff
 
 LAYER_ID = "ConstructsLibBackoffLayer"
 """The construct id of the layer, a child of the function's stack (found or created)."""
-RUNTIME_FILES = ("__init__.py", "errors.py", "backoff.py", "backoff_batch.py")
+RUNTIME_FILES = ("__init__.py", "errors.py", "limits.py", "backoff.py", "backoff_batch.py")
 """What ``import constructs_lib.backoff`` and ``constructs_lib.backoff_batch`` load (boto3 comes
 with the Lambda runtime): the layer holds these, under
 ``python/constructs_lib/`` (Lambda adds ``/opt/python`` to a Python function's path)."""
@@ -290,7 +290,7 @@ def _layer_count_problems(function: lambda_.Function, count: int) -> list[Proble
             True,
             f"needs a layer on {naming.display(function)}, which already has {count}: Lambda "
             f"allows {limits.LAYERS_PER_FUNCTION_MAX} layers per function",
-            "bundle constructs_lib (its __init__.py, errors.py and backoff.py) with the "
+            f"bundle constructs_lib ({', '.join(RUNTIME_FILES)}) with the "
             "function or one of its layers and pass RetryBackoff(layer=False)",
         )
     ]

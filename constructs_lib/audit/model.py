@@ -565,3 +565,6 @@ class AuditResult:
     # With ``--metrics``: the queues judged with and without their own series, the accounts and
     # regions the input covers, what was read (``observations.summary``); None without it.
     metrics: dict[str, Any] | None = None
+    # A Spark run: how much of the fleet its join stage had to judge, the rest being judged where
+    # each template was parsed: {"queues": judged there, "templates": whose rows it read}.
+    cross_template: dict[str, int] | None = None

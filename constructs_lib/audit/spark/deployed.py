@@ -15,6 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from constructs_lib.audit.inputs.deployed import Target, audit_target
+from constructs_lib.audit.observations import Metrics
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.spark.parse import wide_batches
@@ -24,7 +25,7 @@ TARGET_DDL = "role_arn string, region string"
 
 
 def _target_batches(
-    batches: Iterable[Any], limits: ReadLimits, overrides: Overrides
+    batches: Iterable[Any], limits: ReadLimits, overrides: Overrides, metrics: Metrics | None
 ) -> Iterator[Any]:
     """One partition of targets -> the wide rows of their stacks."""
     chosen = [
@@ -34,7 +35,8 @@ def _target_batches(
             batch.column("role_arn").to_pylist(), batch.column("region").to_pylist(), strict=True
         )
     ]
-    yield from wide_batches(p for target in chosen for p in audit_target(target, limits, overrides))
+    parsed = (p for target in chosen for p in audit_target(target, limits, overrides))
+    yield from wide_batches(parsed, metrics)
 
 
 def parse_targets(
@@ -42,6 +44,7 @@ def parse_targets(
     targets: Sequence[Target],
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
+    metrics: Metrics | None = None,
 ) -> DataFrame:
     """Targets -> the wide rows of their deployed stacks (not yet computed), one task each."""
     import pyarrow as pa
@@ -52,6 +55,8 @@ def parse_targets(
             "region": arrow_text([t.region for t in targets]),
         }
     )
-    read = functools.partial(_target_batches, limits=limits, overrides=dict(overrides or {}))
+    read = functools.partial(
+        _target_batches, limits=limits, overrides=dict(overrides or {}), metrics=metrics
+    )
     frame = spark.createDataFrame(table, TARGET_DDL).repartition(max(1, len(targets)))
     return frame.mapInArrow(read, WIDE_SCHEMA)

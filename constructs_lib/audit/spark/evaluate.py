@@ -1,7 +1,10 @@
-"""The evaluate stage on Spark: each queue's context judged in one Python pass on the executors.
+"""The join stage on Spark: the contexts that cross templates, judged in one Python pass.
 
-The member rows, partitioned and sorted by queue, go through ``mapInArrow``, which builds each
-``QueueContext`` and judges it with ``judging.evaluate_group``, as the local engine does.
+Each template was judged where it was parsed as far as it alone could be
+(``within_template.py``). Here the crossing references are resolved (``resolve.py``) over the
+templates they involve only; the member rows of the queues left, partitioned and sorted by
+queue, go through ``mapInArrow``, which builds each ``QueueContext`` and judges it with
+``judging.evaluate_group``, as the local engine does.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from constructs_lib.audit import model, observations
 from constructs_lib.audit.judging import evaluate_group, unresolved_edge_finding
 from constructs_lib.audit.model import EdgeRow, Finding, ResourceRow
 from constructs_lib.audit.observations import Metrics
-from constructs_lib.audit.spark.resolve import evaluation_rows, members, resolve
+from constructs_lib.audit.spark.resolve import evaluation_rows, members, named_keys, resolve
 from constructs_lib.audit.spark.schemas import (
     BATCH_ROWS,
     EDGE_COLUMNS,
+    FINDING_FIELDS,
     FINDING_SCHEMA,
     ROW_SCHEMAS,
     UNRESOLVED,
@@ -64,17 +68,40 @@ def _evaluate_batches(batches: Iterable[Any], metrics: Metrics | None = None) ->
         yield findings_batch(found)
 
 
-def evaluate(wide: DataFrame, partitions: int, metrics: Metrics | None = None) -> DataFrame:
-    """The parsed rows -> every finding: judged contexts, unresolved references, and the notes
-    and unreadable files found while parsing."""
-    frames = {tag: narrow(wide, tag) for tag in ROW_SCHEMAS}
-    resolved, unresolved = resolve(frames["edge"], frames["key"], frames["export"])
-    resources = frames["resource"]
-    queues = resources.filter(F.col("type") == model.QUEUE)
-    judged = evaluation_rows(
-        members(queues, resolved), unresolved, resources, partitions
-    ).mapInArrow(functools.partial(_evaluate_batches, metrics=metrics), FINDING_SCHEMA)
-    return judged.unionByName(frames["finding"])
+def evaluate(
+    wide: DataFrame, partitions: int, metrics: Metrics | None = None
+) -> tuple[DataFrame, DataFrame]:
+    """The parsed rows -> (every finding, the join stage's share of the fleet: one row of
+    ``queues`` and ``templates``).
+
+    The findings: those of the queues judged where their template was parsed, unless another
+    template names what their context depends on (then their context is not the template's
+    alone); the contexts judged here, of those queues and of the queues whose references leave
+    their template; the references that matched nothing; and the notes and unreadable files
+    found while parsing. The join stage reads only the templates that hold a crossing reference
+    or a resource one names."""
+    rows = {tag: narrow(wide, tag, with_src=True) for tag in ROW_SCHEMAS}
+    crossing, exports = rows["edge"].drop("src"), rows["export"].drop("src")
+    named = named_keys(crossing, exports)
+    owners = rows["key"].join(named, "key", "left_semi")
+    involved = rows["edge"].select("src").unionByName(owners.select("src")).distinct()
+    crossed = rows["exposure"].join(named, "key", "left_semi").select("queue_uid").distinct()
+    remainder = rows["pending"].select("queue_uid").unionByName(crossed).distinct()
+
+    resolved, unresolved = resolve(crossing, owners.drop("src"), exports)
+    resolved = resolved.unionByName(rows["resolved"].join(involved, "src", "left_semi").drop("src"))
+    resources = rows["resource"].join(involved, "src", "left_semi").drop("src")
+    queues = resources.join(remainder.withColumnRenamed("queue_uid", "uid"), "uid", "left_semi")
+    contexts = members(queues, resolved).join(remainder, "queue_uid", "left_semi")
+    judged_there = evaluation_rows(contexts, unresolved, resources, partitions).mapInArrow(
+        functools.partial(_evaluate_batches, metrics=metrics), FINDING_SCHEMA
+    )
+    judged_here = rows["judged"].join(crossed, "queue_uid", "left_anti").select(*FINDING_FIELDS)
+    findings = judged_here.unionByName(judged_there).unionByName(rows["finding"].drop("src"))
+    share = remainder.agg(F.count(F.lit(1)).alias("queues")).crossJoin(
+        involved.agg(F.count(F.lit(1)).alias("templates"))
+    )
+    return findings, share
 
 
 def queues_with_metrics(wide: DataFrame, metrics: Metrics) -> int:

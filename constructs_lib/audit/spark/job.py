@@ -73,9 +73,9 @@ def run(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     progress(f"reading and parsing {len(files):,} files")
-    wide = parse(spark, files, limits, overrides)
+    wide = parse(spark, files, limits, overrides, metrics)
     if deployed:
-        wide = wide.unionByName(parse_targets(spark, deployed, limits, overrides))
+        wide = wide.unionByName(parse_targets(spark, deployed, limits, overrides, metrics))
     # Few partitions for the cached rows: every later stage scans them, and each partition is a
     # task there; the parse itself keeps its own, finer tasks.
     partitions = _partitions(spark, len(files))
@@ -84,7 +84,7 @@ def run(
         (model.NestedRow(*row) for row in narrow(wide, "nested").collect()), files, overrides
     )
     if again:  # nested stacks whose parent passes plain values: parse those children again
-        reparsed = parse(spark, again, limits, child_overrides)
+        reparsed = parse(spark, again, limits, child_overrides, metrics)
         kept = wide.filter(~F.col("src").isin([file for file, _stack in again]))
         first, wide = wide, kept.unionByName(reparsed).coalesce(partitions).persist()
     file_count, queue_count = _counts(wide)
@@ -96,9 +96,8 @@ def run(
     mark = time.perf_counter()
     # On disk, not in memory: on a local master the executor is the driver's JVM, whose heap
     # must not hold the fleet's findings.
-    findings_df = accept(
-        spark, evaluate(wide, partitions, metrics), acceptance, partitions
-    ).persist(StorageLevel.DISK_ONLY)
+    judged, share = evaluate(wide, partitions, metrics)
+    findings_df = accept(spark, judged, acceptance, partitions).persist(StorageLevel.DISK_ONLY)
     fixed = fixed_of(findings_df, acceptance)
     if gather:
         findings: Collection[Finding] = sorted(
@@ -114,12 +113,17 @@ def run(
         view = report_view(findings_df, listed, size)
         findings, listing = view, view.frame
         result = AuditResult(findings, [], queue_count, timings, summary, fixed)
+    shared = share.first()
+    assert shared is not None  # an aggregate without grouping has exactly one row
+    result.cross_template = {"queues": int(shared["queues"]), "templates": int(shared["templates"])}
     if metrics is not None:
         with_metrics = queues_with_metrics(wide, metrics)
         result.metrics = observations.summary(metrics, with_metrics, queue_count)
     timings["evaluate"] = time.perf_counter() - mark
     progress(
         f"judged {queue_count:,} queues: {len(findings):,} findings in {timings['evaluate']:.1f} s"
+        f" ({result.cross_template['queues']:,} queues and {result.cross_template['templates']:,}"
+        " templates across templates)"
     )
 
     mark = time.perf_counter()

@@ -1,7 +1,9 @@
 """The parse stage on Spark: the driver's list of inputs -> the parsed wide rows.
 
 Each partition's files are read and parsed in Python on the executors (``mapInArrow``), in a
-parsing worker process per task (``isolation.py``), into the rows of ``schemas.WIDE_SCHEMA``.
+parsing worker process per task (``isolation.py``), into the rows of ``schemas.WIDE_SCHEMA``;
+each template is judged there as far as it alone can be (``within_template.py``), so that only
+what crosses templates is left to the join stage (``evaluate.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from constructs_lib.audit import isolation, model
+from constructs_lib.audit import isolation, model, within_template
 from constructs_lib.audit.judging import template_findings
+from constructs_lib.audit.observations import Metrics
 from constructs_lib.audit.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.spark.schemas import (
@@ -32,23 +35,36 @@ from constructs_lib.audit.spark.schemas import (
 FILES_PER_TASK = 1000
 
 
-def _rows_of(parsed: model.ParsedTemplate) -> Iterator[tuple[str, tuple[Any, ...]]]:
+def _rows_of(
+    parsed: model.ParsedTemplate, metrics: Metrics | None
+) -> Iterator[tuple[str, tuple[Any, ...]]]:
     yield "file", tuple(parsed.file)
+    within = within_template.judge(parsed, metrics)
     for tag, rows in (
         ("resource", parsed.resources),
         ("key", parsed.keys),
-        ("edge", parsed.edges),
+        ("resolved", within.resolved),
+        ("edge", within.crossing),
         ("export", parsed.exports),
         ("nested", parsed.nested),
+        ("exposure", within.exposure),
     ):
         for row in rows:
             yield tag, tuple(row)
-    for finding in template_findings(parsed):
+    for queue in within.pending:
+        yield "pending", (queue,)
+    for queue, finding in within.judged:
+        yield "judged", (queue, *finding.as_dict().values())
+    for finding in template_findings(parsed) + within.unresolved:
         yield "finding", tuple(finding.as_dict().values())
 
 
 def _parse_batches(
-    batches: Iterable[Any], limits: ReadLimits, overrides: Overrides, cwd: str
+    batches: Iterable[Any],
+    limits: ReadLimits,
+    overrides: Overrides,
+    cwd: str,
+    metrics: Metrics | None = None,
 ) -> Iterator[Any]:
     """One partition of paths -> wide rows. The parsing worker process (``isolation.py``) makes
     a file that crashes or hangs the parser cost that file (a QR901), never the task."""
@@ -59,16 +75,19 @@ def _parse_batches(
             batch.column("path").to_pylist(), batch.column("stack").to_pylist(), strict=True
         )
     ]
-    yield from wide_batches(isolation.parse_files(files, limits, 1, overrides, cwd))
+    yield from wide_batches(isolation.parse_files(files, limits, 1, overrides, cwd), metrics)
 
 
-def wide_batches(parsed_templates: Iterable[model.ParsedTemplate]) -> Iterator[Any]:
-    """Parsed templates -> Arrow batches of ``WIDE_SCHEMA`` rows."""
+def wide_batches(
+    parsed_templates: Iterable[model.ParsedTemplate], metrics: Metrics | None = None
+) -> Iterator[Any]:
+    """Parsed templates -> Arrow batches of ``WIDE_SCHEMA`` rows, each template judged on its own
+    as far as it can be (``within_template.py``; with ``metrics``, the observed series)."""
     width = len(WIDE_TEXT)
     columns: dict[str, list[Any]] = {name: [] for name in WIDE_SCHEMA.names}
     for parsed in parsed_templates:
         src = parsed.file.file
-        for tag, row in _rows_of(parsed):
+        for tag, row in _rows_of(parsed, metrics):
             text = [v for v in row if not isinstance(v, int)]
             columns["tag"].append(tag)
             for i in range(width):
@@ -101,10 +120,15 @@ def parse(
     files: list[tuple[str, str]],
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
+    metrics: Metrics | None = None,
 ) -> DataFrame:
     """Paths -> the parsed wide rows (not yet computed). Relative paths are read from this
     process's working directory, wherever the executors run."""
     parse_partition = functools.partial(
-        _parse_batches, limits=limits, overrides=dict(overrides or {}), cwd=os.getcwd()
+        _parse_batches,
+        limits=limits,
+        overrides=dict(overrides or {}),
+        cwd=os.getcwd(),
+        metrics=metrics,
     )
     return _paths_frame(spark, files).mapInArrow(parse_partition, WIDE_SCHEMA)

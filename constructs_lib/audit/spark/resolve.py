@@ -1,9 +1,11 @@
-"""The resolve stage on Spark: references to resources, and each queue's members, by joins.
+"""The join stage's resolution on Spark: references that may cross templates, by joins.
 
-``Fn::ImportValue`` names are joined to ``Export`` names, then reference keys (local ids, queue
-and function names from literal ARNs, URLs, ``Fn::Sub``/``Fn::Join``) to resources, then the
-resolved edges into the members of each queue's context: what ``engine.resolve`` and
-``engine.members`` do with dictionaries.
+Each template's own references were resolved where it was parsed (``within_template.py``).
+What is left: ``Fn::ImportValue`` names are joined to ``Export`` names, then reference keys
+(queue and function names from literal ARNs, URLs, ``Fn::Sub``/``Fn::Join``; a key an export
+names) to the resources that carry them, then all resolved edges of the templates involved into
+the members of each queue's context: what ``engine.resolve`` and ``engine.members`` do with
+dictionaries.
 """
 
 from __future__ import annotations
@@ -16,6 +18,19 @@ from pyspark.sql import functions as F
 from constructs_lib.audit import model
 from constructs_lib.audit.model import EdgeRow, ResourceRow
 from constructs_lib.audit.spark.schemas import EDGE_COLUMNS, UNRESOLVED
+
+
+def named_keys(edges: DataFrame, exports: DataFrame) -> DataFrame:
+    """The keys (one column, ``key``) the crossing references can reach: their own, and for an
+    import, what every export of that name names (as a queue or as a function)."""
+    is_import = F.col("key").startswith("export:")
+    imported = edges.filter(is_import).select(F.expr("substring(key, 8)").alias("name"))
+    exported = (
+        exports.join(imported.distinct(), "name", "left_semi")
+        .select(F.explode(F.array("queue_key", "function_key")).alias("key"))
+        .filter(F.col("key") != "")
+    )
+    return edges.filter(~is_import).select("key").unionByName(exported).distinct()
 
 
 def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[DataFrame, DataFrame]:

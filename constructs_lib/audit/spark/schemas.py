@@ -40,13 +40,21 @@ ROW_SCHEMAS = {
     "edge": _schema(*EdgeRow._fields),
     "export": _schema(*model.ExportRow._fields),
     "nested": _schema(*model.NestedRow._fields),
-    # Notes and unreadable files: findings a template yields on its own, made while parsing.
+    # Notes, unreadable files, references that never resolve: findings of a template on its own.
     "finding": FINDING_SCHEMA,
+    # What judging each template where it is parsed yields (``within_template.py``): its
+    # references resolved within it, the queues judged there (each finding with its queue) and
+    # the keys their contexts could be named by elsewhere, and the queues left to the join stage.
+    # "edge" rows are the references that may resolve in another template.
+    "resolved": _schema(*model.ResolvedEdge._fields),
+    "judged": _schema("queue_uid", *FINDING_FIELDS),
+    "exposure": _schema("queue_uid", "key"),
+    "pending": _schema("queue_uid"),
 }
 # Parsing yields every row kind in one pass, into one wide schema: a tag, as many text columns as
-# the widest kind (a finding) and one integer; each kind is then a JVM-side select of it. "src" is
-# the file a row came from, so a nested child parsed again replaces all of its rows.
-WIDE_TEXT = [f"t{i}" for i in range(len(FINDING_FIELDS))]
+# the widest kind (a judged finding) and one integer; each kind is then a JVM-side select of it.
+# "src" is the file a row came from, so a nested child parsed again replaces all of its rows.
+WIDE_TEXT = [f"t{i}" for i in range(len(FINDING_FIELDS) + 1)]
 WIDE_SCHEMA = _schema("tag", *WIDE_TEXT, "n", "src", ints=["n"])
 # The evaluation pass reads one row per member of a queue's context (see ``resolve.members``) with its
 # resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
@@ -95,7 +103,8 @@ def findings_frame(spark: SparkSession, findings: list[Finding]) -> DataFrame:
     return spark.createDataFrame(table, FINDING_SCHEMA)
 
 
-def narrow(wide: DataFrame, tag: str) -> DataFrame:
+def narrow(wide: DataFrame, tag: str, with_src: bool = False) -> DataFrame:
+    """The rows of one kind, with its schema's columns (and the file they came from)."""
     texts = iter(WIDE_TEXT)
     columns = [
         F.col("n").alias(f.name)
@@ -103,4 +112,4 @@ def narrow(wide: DataFrame, tag: str) -> DataFrame:
         else F.col(next(texts)).alias(f.name)
         for f in ROW_SCHEMAS[tag].fields
     ]
-    return wide.filter(F.col("tag") == tag).select(*columns)
+    return wide.filter(F.col("tag") == tag).select(*columns, *(["src"] if with_src else []))

@@ -22,6 +22,7 @@ from constructs_lib.audit import (
 from constructs_lib.audit.cli_options import (
     auto_spark_files,
     build_parser,
+    default_workers,
     limits_from,
     metrics_from,
 )
@@ -36,6 +37,13 @@ if TYPE_CHECKING:
 # distinct from 0 (no finding at --fail-on), 1 (findings) and 2 (usage errors).
 EXIT_NOT_FINISHED = 3
 
+
+# Why --workers and a Spark run do not go together, and what to give instead.
+_WORKERS_ON_SPARK = (
+    "--workers {workers} sets the local engine's parsing processes; Spark takes its cores from "
+    "--master (local[N]: N cores on this machine) or from the cluster: drop --workers, or give "
+    "--engine local"
+)
 
 AUDIT_MODULES = ("yaml", "samtranslator", "boto3")
 # What the Spark engine adds: the session (classic or Spark Connect) and the Arrow batches.
@@ -66,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.engine == "local" and (args.master or args.remote):
         build_parser().error("--master and --remote choose a Spark engine: drop --engine local")
+    if args.workers is not None and (args.engine == "spark" or args.master or args.remote):
+        build_parser().error(_WORKERS_ON_SPARK.format(workers=args.workers))
     _check_deployed_options(args)
     missing = missing_paths(args.paths)
     if missing:
@@ -116,6 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "YAML), folders that hold them, or a synthesized cdk.out"
         )
     if choose_engine(args, len(files)) == "spark":
+        if args.workers is not None:
+            build_parser().error(
+                f"--workers {args.workers} sets the local engine's parsing processes, but "
+                f"--engine auto chooses Spark for {len(files):,} files: give --engine local to "
+                "parse them on this machine, or drop --workers (Spark takes its cores from "
+                "--master or the cluster)"
+            )
         try:  # --engine auto chose Spark for a large fleet
             for module in SPARK_MODULES:
                 optional.check(
@@ -250,6 +267,7 @@ def _audit(
         result = engine.audit_files(
             files,
             limits,
+            workers=args.workers or default_workers(),
             overrides=overrides,
             progress=None if args.quiet else _Progress(),
             acceptance=accepts,

@@ -29,6 +29,41 @@ def auto_spark_files() -> int:
     return max(1, memory // 2 // LOCAL_BYTES_PER_TEMPLATE)
 
 
+# A local parsing worker holds three of this process's open files (its two pipes and the shared map
+# that says which file it is on: isolation._Worker). The soft RLIMIT_NOFILE is 1,024 on most Linux systems
+# (systemd's DefaultLimitNOFILE, man systemd-system.conf): 256 workers take 768 and leave the
+# rest for the files being read and the report. A value past it is more likely a typo than a
+# machine with that many cores, and workers beyond the number of files are never started.
+FILES_PER_WORKER = 3
+MAX_WORKERS = 256
+
+
+def default_workers() -> int:
+    """The local engine's parsing workers without ``--workers``: one per core."""
+    return os.cpu_count() or 1
+
+
+def _workers(text: str) -> int:
+    try:
+        workers = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number of worker processes; give 1 to {MAX_WORKERS}"
+        ) from None
+    if workers < 1:
+        raise argparse.ArgumentTypeError(
+            f"{workers} worker processes would parse nothing; give 1 to {MAX_WORKERS} "
+            f"(default: one per core, {default_workers()} here)"
+        )
+    if workers > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"{workers} worker processes is over the limit of {MAX_WORKERS} (each holds "
+            f"{FILES_PER_WORKER} of this process's open files; Linux allows 1,024 by default); "
+            f"give 1 to {MAX_WORKERS}"
+        )
+    return workers
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="queue-audit",
@@ -158,6 +193,15 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
         "spark when --master or --remote is given or the fleet needs more than half this "
         f"machine's memory in the local engine (here from {auto_spark_files():,} templates), "
         "else local",
+    )
+    spark.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="parsing worker processes of the local engine (default: one per core, here "
+        f"{default_workers()}); 1-{MAX_WORKERS}: each holds {FILES_PER_WORKER} of this "
+        "process's open files, and Linux allows 1,024 by default. Spark takes its cores from "
+        "--master (local[N]) or the cluster",
     )
     where = spark.add_mutually_exclusive_group()
     where.add_argument(

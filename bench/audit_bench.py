@@ -1,18 +1,24 @@
-"""Benchmark the fleet audit: templates/s, peak memory and stage times, with peers on a sample.
+"""Benchmark the fleet audit: templates/s, CPU time, peak memory, stage times and COST, with peers
+on a sample.
 
     python bench/audit_bench.py --sizes 1000 10000 --runs 3 --out bench/results/audit
     python bench/audit_bench.py --sizes 1000 --engines local spark cluster connect --peer-sample 0
+    python bench/audit_bench.py --sizes 10000 100000 --runs 3 --peer-sample 0 \
+        --engines local-1 local-2 spark cluster-1 cluster-2 --cross-stack 0.1
 
-For each size, a corpus from bench/generate_templates.py (known injected faults) is audited by
-each engine of ``--engines``:
+For each size, a corpus from bench/generate_templates.py (known injected faults; with
+``--cross-stack FRACTION``, that share of its queues in cross-stack pairs) is audited by each
+engine of ``--engines``:
 - ``local``: the local engine (``engine.audit_files``: parse -> resolve -> evaluate without
-  Spark, parsing in worker processes on this machine), as ``queue-audit --engine local``;
-  ``python``, its former name here, is accepted as an alias;
+  Spark, parsing in worker processes on this machine, one per core), as ``queue-audit --engine
+  local``; ``python``, its former name here, is accepted as an alias; ``local-1`` and
+  ``local-2``: the same with one and with two parsing workers (``workers=N``);
 - ``spark``: the Spark job on a classic local session (``--master``, default local[2]);
-- ``cluster``: the Spark job with its driver in the child, on a standalone cluster of 2 workers
-  x 1 core, 1g each (daemons with a 512m heap, as the test fixture gives them);
+- ``cluster-1``, ``cluster-2``: the Spark job with its driver in the child, on a standalone
+  cluster of 1 or 2 workers x 1 core, 1g each (daemons with a 512m heap, as the test fixture
+  gives them); ``cluster`` is an alias of ``cluster-2``;
 - ``connect``: the Spark job through a Spark Connect server running ``--master local[2]``.
-The cluster and the server run on 127.0.0.1, started from the pyspark distribution by
+The clusters and the server run on 127.0.0.1, started from the pyspark distribution by
 ``StandaloneCluster`` and ``ConnectServer`` of tests/audit/clusters.py, once per invocation: each
 runs only while its own engine is measured (all sizes), so that idle JVMs take no memory or CPU
 from the other engines, and is stopped when that engine is done or the bench fails (logs, work
@@ -39,10 +45,24 @@ one too many. Memory is sampled from /proc every 0.2 s while the child runs:
   the master and the workers (the executor JVMs and their Python workers are the workers'
   descendants), or of the Connect server (its JVM and Python workers), in the same samples;
   the JSON also has their sum just before the child starts (``cluster_idle_rss_mb``).
+CPU time is user + system seconds, the child's whole tree (client): its rusage once reaped
+(``os.wait4``), which holds every descendant it reaped (parsing workers, a classic session's
+JVM and Python workers), plus the processes that outlive it (a driver JVM still stopping),
+sampled until they exit. For ``cluster-N`` and ``connect`` also the daemons' trees (cluster):
+from /proc, each process's own and reaped ticks just before the child starts and just after it
+exits, so executors that exit meanwhile count in the worker that reaped them.
 Stage times are each engine's own (``AuditResult.timings``); the Spark job has no resolve stage
 apart (its joins run lazily inside evaluate), shown as "-".
-"Throughput vs local" is the local engine's median wall divided by the engine's, for the same
-corpus in the same invocation.
+"Throughput vs local" ("vs local-1") is the median wall of ``local`` (``local-1``) divided by
+the engine's, for the same corpus in the same invocation. The Spark job reports the share of the
+fleet it judged in its join stage (``AuditResult.cross_template``: queues judged there over all
+queues, templates whose rows it read over all files; "-" for the local engine or a job that does
+not report it).
+
+COST (McSherry et al., "Scalability! But at what COST?"), per corpus: the fewest Spark cores
+(``spark`` local[N]: N; ``cluster-N``: N; ``connect``: 2) whose median wall beats ``local-1``'s,
+or "none measured"; with the throughput ratios the Spark job aims at: ``spark`` vs ``local-1``,
+``spark`` vs ``local-2`` (target >= 0.8) and ``cluster-2`` vs ``cluster-1`` (target >= 1.8).
 
 On a ``--peer-sample`` sized corpus, cfn-lint (this environment) and checkov (its own virtual
 environment, ``.bench-venvs/checkov``) run over the same files; a peer "catches" an injected

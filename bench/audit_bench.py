@@ -1,18 +1,24 @@
-"""Benchmark the fleet audit: templates/s, peak memory and stage times, with peers on a sample.
+"""Benchmark the fleet audit: templates/s, CPU time, peak memory, stage times and COST, with peers
+on a sample.
 
     python bench/audit_bench.py --sizes 1000 10000 --runs 3 --out bench/results/audit
     python bench/audit_bench.py --sizes 1000 --engines local spark cluster connect --peer-sample 0
+    python bench/audit_bench.py --sizes 10000 100000 --runs 3 --peer-sample 0 \
+        --engines local-1 local-2 spark cluster-1 cluster-2 --cross-stack 0.1
 
-For each size, a corpus from bench/generate_templates.py (known injected faults) is audited by
-each engine of ``--engines``:
+For each size, a corpus from bench/generate_templates.py (known injected faults; with
+``--cross-stack FRACTION``, that share of its queues in cross-stack pairs) is audited by each
+engine of ``--engines``:
 - ``local``: the local engine (``engine.audit_files``: parse -> resolve -> evaluate without
-  Spark, parsing in worker processes on this machine), as ``queue-audit --engine local``;
-  ``python``, its former name here, is accepted as an alias;
+  Spark, parsing in worker processes on this machine, one per core), as ``queue-audit --engine
+  local``; ``python``, its former name here, is accepted as an alias; ``local-1`` and
+  ``local-2``: the same with one and with two parsing workers (``workers=N``);
 - ``spark``: the Spark job on a classic local session (``--master``, default local[2]);
-- ``cluster``: the Spark job with its driver in the child, on a standalone cluster of 2 workers
-  x 1 core, 1g each (daemons with a 512m heap, as the test fixture gives them);
+- ``cluster-1``, ``cluster-2``: the Spark job with its driver in the child, on a standalone
+  cluster of 1 or 2 workers x 1 core, 1g each (daemons with a 512m heap, as the test fixture
+  gives them); ``cluster`` is an alias of ``cluster-2``;
 - ``connect``: the Spark job through a Spark Connect server running ``--master local[2]``.
-The cluster and the server run on 127.0.0.1, started from the pyspark distribution by
+The clusters and the server run on 127.0.0.1, started from the pyspark distribution by
 ``StandaloneCluster`` and ``ConnectServer`` of tests/audit/clusters.py, once per invocation: each
 runs only while its own engine is measured (all sizes), so that idle JVMs take no memory or CPU
 from the other engines, and is stopped when that engine is done or the bench fails (logs, work
@@ -39,10 +45,24 @@ one too many. Memory is sampled from /proc every 0.2 s while the child runs:
   the master and the workers (the executor JVMs and their Python workers are the workers'
   descendants), or of the Connect server (its JVM and Python workers), in the same samples;
   the JSON also has their sum just before the child starts (``cluster_idle_rss_mb``).
+CPU time is user + system seconds, the child's whole tree (client): its rusage once reaped
+(``os.wait4``), which holds every descendant it reaped (parsing workers, a classic session's
+JVM and Python workers), plus the processes that outlive it (a driver JVM still stopping),
+sampled until they exit. For ``cluster-N`` and ``connect`` also the daemons' trees (cluster):
+from /proc, each process's own and reaped ticks just before the child starts and just after it
+exits, so executors that exit meanwhile count in the worker that reaped them.
 Stage times are each engine's own (``AuditResult.timings``); the Spark job has no resolve stage
 apart (its joins run lazily inside evaluate), shown as "-".
-"Throughput vs local" is the local engine's median wall divided by the engine's, for the same
-corpus in the same invocation.
+"Throughput vs local" ("vs local-1") is the median wall of ``local`` (``local-1``) divided by
+the engine's, for the same corpus in the same invocation. The Spark job reports the share of the
+fleet it judged in its join stage (``AuditResult.cross_template``: queues judged there over all
+queues, templates whose rows it read over all files; "-" for the local engine or a job that does
+not report it).
+
+COST (McSherry et al., "Scalability! But at what COST?"), per corpus: the fewest Spark cores
+(``spark`` local[N]: N; ``cluster-N``: N; ``connect``: 2) whose median wall beats ``local-1``'s,
+or "none measured"; with the throughput ratios the Spark job aims at: ``spark`` vs ``local-1``,
+``spark`` vs ``local-2`` (target >= 0.8) and ``cluster-2`` vs ``cluster-1`` (target >= 1.8).
 
 On a ``--peer-sample`` sized corpus, cfn-lint (this environment) and checkov (its own virtual
 environment, ``.bench-venvs/checkov``) run over the same files; a peer "catches" an injected
@@ -78,29 +98,57 @@ import generate_templates as generator  # noqa: E402
 
 CHECKOV = REPO / ".bench-venvs" / "checkov" / "bin" / "checkov"
 # Table order; the engines that need daemons come last.
-ENGINES = ("local", "spark", "cluster", "connect")
-ALIASES = {"python": "local"}
-SPARK_ENGINES = ("spark", "cluster", "connect")
+ENGINES = ("local", "local-1", "local-2", "spark", "cluster-1", "cluster-2", "connect")
+ALIASES = {"python": "local", "cluster": "cluster-2"}
+# The local engine's parsing workers (None: one per core, as queue-audit runs it).
+LOCAL_WORKERS: dict[str, int | None] = {"local": None, "local-1": 1, "local-2": 2}
+# Standalone clusters: workers of one core each.
+CLUSTER_WORKERS = {"cluster-1": 1, "cluster-2": 2}
+# The Connect server's session runs local[2] (tests/audit/clusters.py).
+CONNECT_CORES = 2
+# COST's baseline: the local engine on one worker, and the ratios the Spark job aims at.
+COST_BASELINE = "local-1"
+TARGET_SPARK_VS_LOCAL_2 = 0.8
+TARGET_CLUSTER_SPEEDUP = 1.8
 # Set by the test fixtures for fast JVM start-up; removed so the JVMs run as they would in use.
 DROPPED_ENV = ("JAVA_TOOL_OPTIONS",)
 SAMPLE_S = 0.2
 
 
-# --- process-tree memory -------------------------------------------------------------------------
+# --- process-tree memory and CPU ----------------------------------------------------------------
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = defaultdict(list)
+@dataclass
+class Scan:
+    """One pass over /proc: each process's parent, and its CPU ticks (user + system) of its own
+    and of the children it has reaped (the kernel adds a child's whole total to its reaper's
+    when it is waited for: a tree's CPU survives its processes' exits)."""
+
+    tree: dict[int, list[int]]
+    own: dict[int, int]
+    reaped: dict[int, int]
+
+    def cpu(self, pid: int) -> int:
+        return self.own.get(pid, 0) + self.reaped.get(pid, 0)
+
+
+def _scan() -> Scan:
+    scan = Scan(defaultdict(list), {}, {})
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                # After the command name: state, ppid, ...; utime, stime, cutime, cstime are
+                # the stat file's fields 14-17 (proc(5)).
                 fields = handle.read().rsplit(")", 1)[1].split()
-            tree[int(fields[1])].append(int(entry))
+            pid = int(entry)
+            scan.tree[int(fields[1])].append(pid)
+            scan.own[pid] = int(fields[11]) + int(fields[12])
+            scan.reaped[pid] = int(fields[13]) + int(fields[14])
         except (OSError, IndexError, ValueError):
             continue
-    return tree
+    return scan
 
 
 def _rss(pid: int) -> int:
@@ -112,8 +160,8 @@ def _rss(pid: int) -> int:
         return 0
 
 
-def _tree_rss(tree: dict[int, list[int]], roots: Iterable[int]) -> int:
-    """Bytes of resident memory of ``roots`` and all their descendants in ``tree``."""
+def _descendants(tree: dict[int, list[int]], roots: Iterable[int]) -> set[int]:
+    """``roots`` and all their descendants in ``tree``."""
     seen: set[int] = set()
     stack = list(roots)
     while stack:
@@ -122,33 +170,83 @@ def _tree_rss(tree: dict[int, list[int]], roots: Iterable[int]) -> int:
             continue
         seen.add(pid)
         stack.extend(tree.get(pid, []))
-    return sum(_rss(pid) for pid in seen)
+    return seen
+
+
+def _tree_rss(tree: dict[int, list[int]], roots: Iterable[int]) -> int:
+    """Bytes of resident memory of ``roots`` and all their descendants in ``tree``."""
+    return sum(_rss(pid) for pid in _descendants(tree, roots))
+
+
+def _cpu_between(before: Scan, after: Scan, roots: list[int]) -> float:
+    """CPU seconds the trees of ``roots`` (alive throughout: the daemons) used from ``before`` to
+    ``after``: every process of the trees then, own and reaped ticks, less what they had
+    before; a process that exited in between counts in its reaper's reaped ticks, less the
+    ticks it had before (an executor of an earlier run that the worker reaps meanwhile)."""
+    now = _descendants(after.tree, roots)
+    then = _descendants(before.tree, roots)
+    ticks = sum(after.cpu(pid) - before.cpu(pid) for pid in now)
+    ticks -= sum(before.cpu(pid) for pid in then - now)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+ORPHAN_WAIT_S = 30.0
+
+
+def _orphans_cpu(seen: set[int], last: dict[int, int]) -> float:
+    """CPU seconds of the processes of the child's tree that outlived it (a Spark driver JVM
+    still stopping, which the child did not wait for): not reaped by the child, so not in its
+    rusage. Sampled until they exit (at most ORPHAN_WAIT_S); their last known own ticks."""
+    deadline = time.monotonic() + ORPHAN_WAIT_S
+    while time.monotonic() < deadline:
+        scan = _scan()
+        alive = seen & scan.own.keys()
+        if not alive:
+            break
+        last.update({pid: scan.own[pid] for pid in alive})
+        seen |= _descendants(scan.tree, alive)
+        time.sleep(SAMPLE_S)
+    return sum(last.get(pid, 0) for pid in seen) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(
     command: list[str], env: dict[str, str] | None = None, daemons: Iterable[int] = ()
 ) -> dict[str, Any]:
-    """Run ``command``; wall time, peak RSS of its process tree and of its own process, exit code
-    and output; with ``daemons``, also the peak RSS of their trees while it runs (and before)."""
+    """Run ``command``; wall time, CPU time of its process tree, peak RSS of the tree and of its
+    own process, exit code and output; with ``daemons``, also the peak RSS of their trees while
+    it runs (and before) and the CPU time they used meanwhile."""
     daemons = list(daemons)
-    idle = _tree_rss(_children(), daemons) if daemons else 0
+    before = _scan()
+    idle = _tree_rss(before.tree, daemons) if daemons else 0
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env or os.environ.copy())
         peak = driver = cluster = 0
-        while process.poll() is None:
-            # One scan of /proc per sample: the three sums describe the same moment.
-            tree = _children()
-            peak = max(peak, _tree_rss(tree, [process.pid]))
+        descendants: set[int] = set()
+        while True:
+            # wait4: the child's rusage holds its own CPU and that of every descendant it reaped.
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            # One scan of /proc per sample: the sums describe the same moment.
+            scan = _scan()
+            tree = _descendants(scan.tree, [process.pid])
+            descendants |= tree - {process.pid}
+            peak = max(peak, sum(_rss(p) for p in tree))
             driver = max(driver, _rss(process.pid))
             if daemons:
-                cluster = max(cluster, _tree_rss(tree, daemons))
+                cluster = max(cluster, _tree_rss(scan.tree, daemons))
             time.sleep(SAMPLE_S)
         wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        daemons_cpu = _cpu_between(before, _scan(), daemons) if daemons else None
+        cpu = usage.ru_utime + usage.ru_stime + _orphans_cpu(descendants, {})
         out.seek(0)
         err.seek(0)
         return {
             "wall_s": wall,
+            "cpu_s": cpu,
+            "cluster_cpu_s": daemons_cpu,
             "peak_rss_mb": peak / 2**20,
             "driver_peak_rss_mb": driver / 2**20,
             "cluster_peak_rss_mb": cluster / 2**20 if daemons else None,
@@ -172,7 +270,7 @@ def child(
     files = discovery.discover([str(corpus / generator.TEMPLATES_DIR)])
     imported = time.perf_counter()
     spark = None
-    if engine_name in SPARK_ENGINES:
+    if engine_name not in LOCAL_WORKERS:
         from constructs_lib.audit.spark import job
         from constructs_lib.audit.spark.session import create_session
 
@@ -182,7 +280,7 @@ def child(
         result = job.run(spark, files, gather=False)
     else:
         session = time.perf_counter()
-        result = engine.audit_files(files)
+        result = engine.audit_files(files, workers=LOCAL_WORKERS[engine_name])
     mark = time.perf_counter()
     with open(report_path, "w", encoding="utf-8") as handle:
         for piece in report.STREAMS["json"](result):
@@ -201,6 +299,9 @@ def child(
             {
                 "files": summary["files_read"],
                 "findings": summary["findings"],
+                "queues": result.queues,
+                # The Spark job's join stage: {"queues": N, "templates": M}; None locally.
+                "cross_template": result.cross_template,
                 "timings": result.timings,
                 "startup_s": session - started,
                 "import_s": imported - started,
@@ -355,9 +456,9 @@ def _without_dropped(env: dict[str, str]) -> dict[str, str]:
 
 @contextlib.contextmanager
 def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
-    """The engine's target; for ``cluster`` and ``connect``, daemons started under ``root`` and
+    """The engine's target; for ``cluster-N`` and ``connect``, daemons started under ``root`` and
     stopped on leaving, however the runs ended."""
-    if engine_name in ("local", "spark"):
+    if engine_name in (*LOCAL_WORKERS, "spark"):
         yield Target(_without_dropped(dict(os.environ)), ["--master", master])
         return
     if shutil.which("java") is None:
@@ -372,10 +473,10 @@ def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     env = _without_dropped(clusters._base_env({}, sys.executable, root))
-    if engine_name == "cluster":
+    if engine_name in CLUSTER_WORKERS:
         # As the fixture: the master and workers only schedule; executors keep their 1g.
         env["SPARK_DAEMON_MEMORY"] = "512m"
-        cluster = clusters.StandaloneCluster(root, env, workers=2)
+        cluster = clusters.StandaloneCluster(root, env, workers=CLUSTER_WORKERS[engine_name])
         try:
             cluster.start()
             yield Target(
@@ -439,12 +540,23 @@ def run_engine(engine_name: str, corpus: Path, runs: int, where: Target) -> dict
     median = sorted(samples, key=lambda s: s["wall_s"])[len(samples) // 2]
     files = median["files"]
     daemons = bool(where.daemon_pids)
+    cross = median["cross_template"]
     return {
         "engine": engine_name,
         "files": files,
         "runs": runs,
+        "spark_cores": spark_cores(engine_name, where.args),
         "wall_s_median": statistics.median(s["wall_s"] for s in samples),
         "wall_s_all": [round(s["wall_s"], 1) for s in samples],
+        # CPU: the child's tree (client), and the cluster's or server's trees meanwhile.
+        "cpu_s_median": statistics.median(s["cpu_s"] for s in samples),
+        "cluster_cpu_s_median": (
+            statistics.median(s["cluster_cpu_s"] for s in samples) if daemons else None
+        ),
+        "queues": median["queues"],
+        "cross_template": cross,
+        "cross_queue_share": cross["queues"] / median["queues"] if cross else None,
+        "cross_template_share": cross["templates"] / files if cross else None,
         "audit_s_median": statistics.median(s["audit_s"] for s in samples),
         "templates_per_s": files / statistics.median(s["wall_s"] for s in samples),
         "templates_per_s_audit_only": files / statistics.median(s["audit_s"] for s in samples),
@@ -462,12 +574,75 @@ def run_engine(engine_name: str, corpus: Path, runs: int, where: Target) -> dict
     }
 
 
-def _add_ratios(rows: list[dict[str, Any]]) -> None:
-    """Throughput vs the local engine on the same corpus: its median wall over the row's."""
-    local = {r["files"]: r["wall_s_median"] for r in rows if r["engine"] == "local"}
+def spark_cores(engine_name: str, args: list[str]) -> int | None:
+    """The cores a Spark engine's executors have: local[N], the cluster's one-core workers, the
+    Connect server's local[2]; None for the local engine or a master of unknown size."""
+    if engine_name in CLUSTER_WORKERS:
+        return CLUSTER_WORKERS[engine_name]
+    if engine_name == "connect":
+        return CONNECT_CORES
+    if engine_name != "spark":
+        return None
+    master = args[args.index("--master") + 1]
+    if master == "local":
+        return 1
+    inside = master.removeprefix("local[").removesuffix("]")
+    if master.startswith("local[") and inside.isdigit():
+        return int(inside)
+    return os.cpu_count() if master == "local[*]" else None
+
+
+def _wall(rows: list[dict[str, Any]], files: int, engine_name: str) -> float | None:
     for row in rows:
-        base = local.get(row["files"])
-        row["throughput_vs_local"] = base / row["wall_s_median"] if base else None
+        if (row["files"], row["engine"]) == (files, engine_name):
+            return float(row["wall_s_median"])
+    return None
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return numerator / denominator if numerator and denominator else None
+
+
+def _add_ratios(rows: list[dict[str, Any]]) -> None:
+    """Throughput vs the local engine (default workers) and vs ``COST_BASELINE`` on the same
+    corpus: their median wall over the row's."""
+    for row in rows:
+        wall = row["wall_s_median"]
+        row["throughput_vs_local"] = _ratio(_wall(rows, row["files"], "local"), wall)
+        row["throughput_vs_local_1"] = _ratio(_wall(rows, row["files"], COST_BASELINE), wall)
+
+
+def cost(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per corpus: COST, the fewest Spark cores whose configuration beats the local engine on
+    one worker (wall time), and the throughput ratios the Spark job aims at."""
+    table = []
+    for files in sorted({r["files"] for r in rows}):
+        baseline = _wall(rows, files, COST_BASELINE)
+        beating = [
+            (r["spark_cores"], r["engine"])
+            for r in rows
+            if r["files"] == files
+            and r["spark_cores"] is not None
+            and baseline is not None
+            and r["wall_s_median"] < baseline
+        ]
+        spark = _wall(rows, files, "spark")
+        table.append(
+            {
+                "files": files,
+                "cost_cores": min(beating)[0] if beating else None,
+                "cost_engine": min(beating)[1] if beating else None,
+                "baseline_measured": baseline is not None,
+                "spark_vs_local_1": _ratio(baseline, spark),
+                "spark_vs_local_2": _ratio(_wall(rows, files, "local-2"), spark),
+                "spark_vs_local_2_target": TARGET_SPARK_VS_LOCAL_2,
+                "cluster_2_vs_cluster_1": _ratio(
+                    _wall(rows, files, "cluster-1"), _wall(rows, files, "cluster-2")
+                ),
+                "cluster_2_vs_cluster_1_target": TARGET_CLUSTER_SPEEDUP,
+            }
+        )
+    return table
 
 
 def _mib(value: float | None) -> str:
@@ -477,6 +652,65 @@ def _mib(value: float | None) -> str:
 def _stage(stages: dict[str, float], name: str) -> str:
     # The Spark job times no resolve stage of its own: its joins run lazily inside evaluate.
     return f"{stages[name]:.1f}" if name in stages else "-"
+
+
+def _fixed(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _share(row: dict[str, Any]) -> str:
+    """The join stage's share: queues judged there / all queues, templates read / all."""
+    if row.get("cross_queue_share") is None:
+        return "-"
+    return f"{row['cross_queue_share']:.0%} / {row['cross_template_share']:.0%}"
+
+
+def _engine_rows(results: dict[str, Any]) -> list[str]:
+    lines = [
+        "| templates | engine | Spark cores | median wall s | templates/s (wall) "
+        "| throughput vs local-1 | throughput vs local | templates/s (audit only) "
+        "| CPU s (client) | CPU s (cluster) | peak RSS MiB | driver peak RSS MiB "
+        "| cluster peak RSS MiB | joined queues / templates | startup s | parse s | resolve s "
+        "| evaluate s | write s | missed/extra |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results["engines"]:
+        stages = row["stages_s"]
+        lines.append(
+            f"| {row['files']:,} | {row['engine']} | {row['spark_cores'] or '-'} "
+            f"| {row['wall_s_median']:.1f} | {row['templates_per_s']:.0f} "
+            f"| {_fixed(row.get('throughput_vs_local_1'))} "
+            f"| {_fixed(row.get('throughput_vs_local'))} "
+            f"| {row['templates_per_s_audit_only']:.0f} | {row['cpu_s_median']:.1f} "
+            f"| {_fixed(row['cluster_cpu_s_median'], 1)} "
+            f"| {_mib(row['peak_rss_mb_max'])} | {_mib(row['driver_peak_rss_mb_max'])} "
+            f"| {_mib(row['cluster_peak_rss_mb_max'])} | {_share(row)} "
+            f"| {row['startup_s']:.1f} | {_stage(stages, 'parse')} "
+            f"| {_stage(stages, 'resolve')} | {_stage(stages, 'evaluate')} "
+            f"| {_stage(stages, 'write')} | {row['missed']}/{row['extra']} |"
+        )
+    return lines
+
+
+def _cost_rows(results: dict[str, Any]) -> list[str]:
+    lines = [
+        f"| templates | COST: fewest Spark cores beating {COST_BASELINE} "
+        f"| spark vs local-1 | spark vs local-2 (target >= {TARGET_SPARK_VS_LOCAL_2}) "
+        f"| cluster-2 vs cluster-1 (target >= {TARGET_CLUSTER_SPEEDUP}) |",
+        "|---|---|---|---|---|",
+    ]
+    for row in results["cost"]:
+        if not row["baseline_measured"]:
+            verdict = f"{COST_BASELINE} not measured"
+        elif row["cost_cores"] is None:
+            verdict = "none measured"
+        else:
+            verdict = f"{row['cost_cores']} ({row['cost_engine']})"
+        lines.append(
+            f"| {row['files']:,} | {verdict} | {_fixed(row['spark_vs_local_1'])} "
+            f"| {_fixed(row['spark_vs_local_2'])} | {_fixed(row['cluster_2_vs_cluster_1'])} |"
+        )
+    return lines
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -489,27 +723,25 @@ def markdown(results: dict[str, Any]) -> str:
         "daemons and executors are not its descendants. Driver peak RSS: the child Python "
         "process alone. Cluster peak RSS: master, workers, executor JVMs and their Python "
         "workers (cluster), or the Connect server and its Python workers (connect), sampled "
-        "while the child runs. Throughput vs local: the local engine's median wall / this "
-        "engine's." + (f" Daemon start-up, not in any wall time: {started}." if started else ""),
+        "while the child runs. CPU: user + system seconds of the child's process tree "
+        "(client) and of the cluster's or server's trees during the run (cluster). "
+        "Throughput vs local-1 (local): the local engine's median wall on one worker (on one "
+        "worker per core) / this engine's. Joined queues / templates: the share of the queues "
+        "the Spark job judged in its join stage, and of the templates whose rows it read "
+        "there." + (f" Daemon start-up, not in any wall time: {started}." if started else ""),
         "",
-        "| templates | engine | median wall s | templates/s (wall) | throughput vs local "
-        "| templates/s (audit only) | peak RSS MiB | driver peak RSS MiB | cluster peak RSS MiB "
-        "| startup s | parse s | resolve s | evaluate s | write s | missed/extra |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *_engine_rows(results),
     ]
-    for row in results["engines"]:
-        stages = row["stages_s"]
-        ratio = row.get("throughput_vs_local")
-        lines.append(
-            f"| {row['files']:,} | {row['engine']} | {row['wall_s_median']:.1f} "
-            f"| {row['templates_per_s']:.0f} | {'-' if ratio is None else f'{ratio:.2f}'} "
-            f"| {row['templates_per_s_audit_only']:.0f} "
-            f"| {_mib(row['peak_rss_mb_max'])} | {_mib(row['driver_peak_rss_mb_max'])} "
-            f"| {_mib(row['cluster_peak_rss_mb_max'])} | {row['startup_s']:.1f} "
-            f"| {_stage(stages, 'parse')} | {_stage(stages, 'resolve')} "
-            f"| {_stage(stages, 'evaluate')} | {_stage(stages, 'write')} "
-            f"| {row['missed']}/{row['extra']} |"
-        )
+    if results.get("cost"):
+        lines += [
+            "",
+            f"COST (McSherry et al.): the fewest Spark cores (spark local[N]: N; cluster-N: N "
+            f"one-core workers; connect: {CONNECT_CORES}) whose median wall beats the local "
+            f"engine's on one worker ({COST_BASELINE}); ratios are throughputs (the other's "
+            "median wall / this one's).",
+            "",
+            *_cost_rows(results),
+        ]
     if results.get("peers"):
         lines += [
             "",
@@ -527,6 +759,14 @@ def markdown(results: dict[str, Any]) -> str:
                 f"| {peer['templates_per_s']:.0f} | {peer['peak_rss_mb']:.0f} | {caught} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def corpus_at(out: Path, size: int, cross_stack: float | None) -> Path:
+    """The generated corpus of ``size`` templates under ``out``, written unless it is there."""
+    corpus = out / (f"corpus-{size}" if cross_stack is None else f"corpus-{size}-x{cross_stack}")
+    if not (corpus / "ground-truth.json").exists():
+        generator.write(str(corpus), size, cross_stack=cross_stack)
+    return corpus
 
 
 def _engine_name(text: str) -> str:
@@ -548,7 +788,15 @@ def main() -> None:
         nargs="+",
         default=["local", "spark"],
         metavar="ENGINE",
-        help=f"of {', '.join(ENGINES)} ('python' is an alias of local; default: local spark)",
+        help=f"of {', '.join(ENGINES)} ('python' is an alias of local, 'cluster' of "
+        "cluster-2; default: local spark)",
+    )
+    parser.add_argument(
+        "--cross-stack",
+        type=float,
+        metavar="FRACTION",
+        help="generate corpora with this share of queues in cross-stack pairs (0 to 1; "
+        "generate_templates.py --cross-stack); default: the bench corpus's",
     )
     parser.add_argument(
         "--master", default="local[2]", help="the spark engine's master (default: local[2])"
@@ -580,13 +828,11 @@ def main() -> None:
     def save() -> None:
         results["engines"].sort(key=lambda r: (r["files"], ENGINES.index(r["engine"])))
         _add_ratios(results["engines"])
+        results["cost"] = cost(results["engines"])
         (out / "results.json").write_text(json.dumps(results, indent=1))
 
-    corpora = []
-    for size in dict.fromkeys(args.sizes):
-        corpora.append(out / f"corpus-{size}")
-        if not (corpora[-1] / "ground-truth.json").exists():
-            generator.write(str(corpora[-1]), size)
+    corpora = [corpus_at(out, size, args.cross_stack) for size in dict.fromkeys(args.sizes)]
+    results["cross_stack"] = args.cross_stack
     # Engine by engine, so that a cluster or server runs only while its own engine is measured.
     for engine_name in dict.fromkeys(args.engines):
         with target(engine_name, args.master, out / "daemons" / engine_name) as where:
@@ -602,9 +848,7 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
                 save()
     if args.peer_sample:
-        corpus = out / f"corpus-{args.peer_sample}"
-        if not (corpus / "ground-truth.json").exists():
-            generator.write(str(corpus), args.peer_sample)
+        corpus = corpus_at(out, args.peer_sample, None)
         results["peers"] = peers(corpus, args.peer_sample)
         print(json.dumps(results["peers"]), flush=True)
     save()

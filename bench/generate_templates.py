@@ -14,6 +14,15 @@ must cause, derived from the rule catalog by hand:
   without the SAM transform;
 - a fifth of the single templates are YAML with short-form tags (!Ref, !GetAtt, !Sub, ...).
 
+``--cross-stack FRACTION`` chooses the share of queues whose context crosses templates
+(0 to 1; 0: no pair at all) instead of a pair every ten templates (about 11 % of the queues).
+A pair then starts wherever the crossing queues so far fall below that share, and one pair in
+three is a consumer pair: a queue stack without a consumer, and a stack whose function reads a
+queue of its own and, through a second mapping named by an import or a literal ARN, the other
+stack's source, with faults that only the function's two mappings together show (QR007, QR017,
+QR022). Of a DLQ pair's queues both cross; of a consumer pair's four, the two the function
+reads. ``ground-truth.json`` then also holds ``queues`` and ``cross_queues``.
+
 ``--profile many-findings`` puts two pipelines (logical ids prefixed P0, P1) of six to nine
 faults each into every single template instead: about 11 findings per template instead of 1.5,
 for fleets whose report, not their parsing, is most of the work.
@@ -655,6 +664,8 @@ def to_yaml(value: Any, indent: int = 0) -> str:
 class Generated:
     files: dict[str, str]  # relative path -> content
     truth: list[dict[str, str]]
+    queues: int = 0  # queues in the templates that parse
+    cross_queues: int = 0  # of which in cross-stack pairs
 
 
 def _relative(index: int, yaml: bool = False) -> str:
@@ -793,6 +804,48 @@ def _cross_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Exp
     ]
 
 
+def _consumer_pair(index: int, rng: random.Random) -> list[tuple[str, Template, Expected, str]]:
+    """A queue stack without a consumer of its own, and a consumer stack whose function reads its
+    own queue and, through a second mapping, the other stack's source, named by an import or a
+    literal ARN: the function's two mappings meet only when both stacks are read."""
+    name = f"q{index:06d}"
+    queues = healthy(name)
+    for logical_id in ("Role", "Fn", "Esm"):
+        queues["Resources"].pop(logical_id)
+    queues["Outputs"] = {
+        "SourceArn": {"Value": dict(_SOURCE_ARN), "Export": {"Name": f"{name}-source-arn"}}
+    }
+    consumer = healthy(f"q{index + 1:06d}")
+    literal = rng.random() < 0.3
+    remote = json.loads(json.dumps(consumer["Resources"]["Esm"]))
+    remote["Properties"]["EventSourceArn"] = (
+        f"arn:aws:sqs:us-east-1:123456789012:{name}"
+        if literal
+        else {"Fn::ImportValue": f"{name}-source-arn"}
+    )
+    consumer["Resources"]["RemoteEsm"] = remote
+    fault = rng.choice(["reserved", "visibility", "payload"])
+    queues_expected: Expected = set()
+    consumer_expected: Expected = set()
+    if fault == "reserved":
+        # Each source's cap fits the reservation; only their sum (20) does not.
+        _p(consumer, "Fn")["ReservedConcurrentExecutions"] = 15
+        for mapping in ("Esm", "RemoteEsm"):
+            _p(consumer, mapping)["ScalingConfig"] = {"MaximumConcurrency": 10}
+        consumer_expected.add(("QR017", "Fn"))
+    elif fault == "visibility":
+        _p(queues, "Source")["VisibilityTimeout"] = VISIBILITY - 1
+        consumer_expected.add(("QR007", "RemoteEsm"))
+    else:
+        _p(queues, "Source")["MaximumMessageSize"] = 1_048_576
+        consumer_expected.add(("QR022", "RemoteEsm"))
+    label = f"cross-consumer-{fault}" + ("-literal-arn" if literal else "-import")
+    return [
+        (_relative(index), queues, queues_expected, label),
+        (_relative(index + 1), consumer, consumer_expected, label),
+    ]
+
+
 def _missing_import(index: int) -> tuple[Template, Expected]:
     template = healthy(f"q{index:06d}")
     for logical_id in ("Dlq", "DlqDepth", "DlqAge"):
@@ -804,23 +857,60 @@ def _missing_import(index: int) -> tuple[Template, Expected]:
     return template, {("QR900", "Source")}
 
 
-def generate(count: int, seed: int = 7, profile: str = "bench") -> Generated:
-    rng = random.Random(seed)
-    files: dict[str, str] = {}
-    truth: list[dict[str, str]] = []
+# The cross-stack pairs the generator picks when asked for a share of crossing queues: a
+# consumer pair (its two stacks hold four queues, two of which cross) once in this many.
+CONSUMER_PAIR_SHARE = 1 / 3
 
-    def add(path: str, content: str, expected: Expected, faults: str) -> None:
-        files[path] = content
-        truth.extend(
+
+def _queues(template: Template) -> int:
+    return sum(r["Type"] == "AWS::SQS::Queue" for r in template["Resources"].values())
+
+
+def _special(index: int) -> bool:
+    """Slots with a template of their own: a truncated file, an import nobody exports."""
+    return index % 40 == 13 or index % 50 == 7
+
+
+def _pair_here(index: int, count: int, cross_stack: float | None, share: tuple[int, int]) -> bool:
+    """Whether a cross-stack pair starts at ``index``: without ``cross_stack``, every tenth slot
+    (the bench corpus); with it, whenever the crossing queues so far (``share``: crossing, all)
+    fall below that fraction, so the fleet's share never strays from it by more than a pair."""
+    if index + 1 >= count:
+        return False
+    if cross_stack is None:
+        return index % 10 == 0
+    crossing, queues = share
+    return not (_special(index) or _special(index + 1)) and crossing < cross_stack * max(queues, 1)
+
+
+def generate(
+    count: int, seed: int = 7, profile: str = "bench", cross_stack: float | None = None
+) -> Generated:
+    """``count`` templates; ``cross_stack``, a fraction, asks for that share of the queues in
+    cross-stack pairs (0: none) instead of the bench corpus's pair every ten templates."""
+    if cross_stack is not None and not 0.0 <= cross_stack <= 1.0:
+        raise ValueError(f"cross_stack is a fraction of the queues, not {cross_stack}")
+    rng = random.Random(seed)
+    generated = Generated({}, [])
+
+    def add(path: str, content: str, expected: Expected, faults: str, queues: int = 0) -> None:
+        generated.files[path] = content
+        generated.queues += queues
+        generated.truth.extend(
             {"template": path, "rule_id": r, "resource": res, "faults": faults}
             for r, res in sorted(expected)
         )
 
     index = 0
     while index < count:
-        if index % 10 == 0 and index + 1 < count:
-            for path, template, expected, label in _cross_pair(index, rng):
-                add(path, json.dumps(template, indent=1), expected, label)
+        if _pair_here(index, count, cross_stack, (generated.cross_queues, generated.queues)):
+            consumer = cross_stack is not None and rng.random() < CONSUMER_PAIR_SHARE
+            pair = (_consumer_pair if consumer else _cross_pair)(index, rng)
+            for path, template, expected, label in pair:
+                add(path, json.dumps(template, indent=1), expected, label, _queues(template))
+            # A DLQ pair's two queues cross; of a consumer pair's four, the two sources the
+            # shared function reads.
+            generated.cross_queues += 2
             index += 2
             continue
         if index % 40 == 13:
@@ -828,25 +918,42 @@ def generate(count: int, seed: int = 7, profile: str = "bench") -> Generated:
             add(_relative(index), whole[: len(whole) // 2], {("QR901", "")}, "truncated")
         elif index % 50 == 7:
             template, expected = _missing_import(index)
-            add(_relative(index), json.dumps(template, indent=1), expected, "missing-import")
+            content = json.dumps(template, indent=1)
+            add(_relative(index), content, expected, "missing-import", _queues(template))
         else:
             template, expected, yaml, faults = _single(index, rng, PROFILES[profile])
             content = to_yaml(template) + "\n" if yaml else json.dumps(template, indent=1)
-            add(_relative(index, yaml), content, expected, faults)
+            add(_relative(index, yaml), content, expected, faults, _queues(template))
         index += 1
-    return Generated(files, truth)
+    return generated
 
 
-def write(out: str, count: int, seed: int = 7, profile: str = "bench") -> Generated:
-    generated = generate(count, seed, profile)
+def write(
+    out: str,
+    count: int,
+    seed: int = 7,
+    profile: str = "bench",
+    cross_stack: float | None = None,
+) -> Generated:
+    generated = generate(count, seed, profile, cross_stack)
     for path, content in generated.files.items():
         full = os.path.join(out, TEMPLATES_DIR, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8") as handle:
             handle.write(content)
+    header: dict[str, Any] = {"count": count, "seed": seed, "profile": profile}
+    if cross_stack is not None:  # the bench corpus's file stays as it was
+        header["cross_stack"] = cross_stack
     with open(os.path.join(out, "ground-truth.json"), "w", encoding="utf-8") as handle:
         json.dump(
-            {"count": count, "seed": seed, "profile": profile, "findings": generated.truth},
+            {
+                **header,
+                "queues": generated.queues,
+                "cross_queues": generated.cross_queues,
+                "findings": generated.truth,
+            }
+            if cross_stack is not None
+            else {**header, "findings": generated.truth},
             handle,
             indent=1,
         )
@@ -865,10 +972,18 @@ def main() -> None:
         help="bench: one pipeline and one to three faults per template (default); "
         "many-findings: two pipelines of six to nine faults each (about 11 findings a template)",
     )
+    parser.add_argument(
+        "--cross-stack",
+        type=float,
+        metavar="FRACTION",
+        help="the share of queues in cross-stack pairs, 0 to 1 (0: none); default: a pair "
+        "every ten templates, about 11 %% of the queues",
+    )
     args = parser.parse_args()
-    generated = write(args.out, args.count, args.seed, args.profile)
+    generated = write(args.out, args.count, args.seed, args.profile, args.cross_stack)
     print(
-        f"{len(generated.files)} templates, {len(generated.truth)} expected findings in {args.out}"
+        f"{len(generated.files)} templates, {len(generated.truth)} expected findings, "
+        f"{generated.cross_queues} of {generated.queues} queues in cross-stack pairs in {args.out}"
     )
 
 

@@ -1,15 +1,17 @@
 """One template judged on its own, where it is parsed: the queues whose whole context it holds.
 
-Most references never leave their template (a ``Ref`` or ``Fn::GetAtt`` is a ``local:`` key that
-only its own template's resources carry). A queue's context is the queue, what its edges reach,
-and, through its consumer functions, every mapping of those functions (``engine.members``); if
-none of those resources has a reference that may leave the template, the template alone gives the
-context the whole fleet would, unless another template names one of them. That last part only the
-fleet knows: each queue judged here also lists the keys by which another template could name
-what its context depends on (``exposure``). The Spark job (``spark/evaluate.py``) keeps the
-findings of a queue none of whose exposure keys the fleet's crossing references name, and judges
-the others, and the queues whose context reaches beyond their template (``pending``), in its
-join stage, with the same ``judging.evaluate_group``.
+Most references never leave their template: a ``Ref`` or ``Fn::GetAtt``, and mostly a queue or
+function name too, names a resource of the same template. A queue's context is the queue, what
+its edges reach, and, through its consumer functions, every mapping of those functions
+(``engine.members``); if none of those resources has a reference that its template cannot
+resolve, the template gives the context the whole fleet would, unless another template shares a
+key with it: names one of those resources, or carries a name one of their references resolved
+by. Only the fleet knows that. So each template lists the keys another template could share with
+it (``touched``: the names it carries or references, and what its exports name), and each queue
+judged here the ones its context depends on (``exposure``). The Spark job (``spark/evaluate.py``)
+keeps the findings of a queue none of whose exposure keys another template touches, and judges
+the others, and the queues whose references leave their template (``pending``), in its join
+stage, over the templates involved, with the same ``judging.evaluate_group``.
 
 A reference that can never resolve (a value only known at deployment, ``unresolved:``) is
 reported here: no template carries such a key.
@@ -38,12 +40,14 @@ _CONSUMER_MEMBERS = frozenset(
 class WithinTemplate:
     """What one template yields for the Spark job beyond its parsed rows."""
 
-    # edges resolved within the template, and the edges that may resolve elsewhere
-    resolved: list[ResolvedEdge] = field(default_factory=list)
+    # references resolved within the template, and those it cannot resolve itself
+    inner: list[EdgeRow] = field(default_factory=list)
     crossing: list[EdgeRow] = field(default_factory=list)
+    # keys another template could share with this one
+    touched: list[str] = field(default_factory=list)
     # findings of the queues judged here, with the queue each belongs to
     judged: list[tuple[str, Finding]] = field(default_factory=list)
-    # (queue uid, key): a key of a resource a judged queue's context depends on
+    # (queue uid, key): a touched key a judged queue's context depends on
     exposure: list[KeyRow] = field(default_factory=list)
     # queues whose context reaches beyond the template
     pending: list[str] = field(default_factory=list)
@@ -51,43 +55,66 @@ class WithinTemplate:
     unresolved: list[Finding] = field(default_factory=list)
 
 
+def _is_local(key: str) -> bool:
+    return key.startswith("local:")
+
+
 def judge(parsed: model.ParsedTemplate, metrics: Metrics | None = None) -> WithinTemplate:
-    """Resolve ``parsed``'s references that stay within it and judge every queue whose context
-    it holds whole (with ``metrics``, as the join stage would)."""
+    """Resolve ``parsed``'s references that it can resolve itself and judge every queue whose
+    context it holds whole (with ``metrics``, as the join stage would)."""
     out = WithinTemplate()
     owners: dict[str, set[str]] = defaultdict(set)
+    keys_of: dict[str, set[str]] = defaultdict(set)
     for key in parsed.keys:
-        if key.key.startswith("local:"):
-            owners[key.key].add(key.uid)
+        owners[key.key].add(key.uid)
+        keys_of[key.uid].add(key.key)
     resources = {r.uid: r for r in parsed.resources}
+    resolved: list[ResolvedEdge] = []
+    edge_keys: dict[str, set[str]] = defaultdict(set)
     for edge in parsed.edges:
         if edge.key in owners:
-            out.resolved += [
+            out.inner.append(edge)
+            resolved += [
                 ResolvedEdge(edge.from_uid, edge.role, edge.detail, to)
                 for to in sorted(owners[edge.key])
             ]
+            edge_keys[edge.from_uid].add(edge.key)
         elif edge.key.startswith(NEVER_RESOLVES):
             if edge.from_uid in resources:
                 out.unresolved.append(unresolved_edge_finding(resources[edge.from_uid], edge))
         else:
             out.crossing.append(edge)
+    exported = {k for x in parsed.exports for k in (x.queue_key, x.function_key) if k}
+    touched = {k for k in owners if not _is_local(k)} | {k for k in exported if _is_local(k)}
+    touched |= {e.key for e in out.crossing if not e.key.startswith("export:")}
+    out.touched = sorted(touched)
+    _judge_queues(out, resources, resolved, keys_of, edge_keys, metrics)
+    return out
+
+
+def _judge_queues(
+    out: WithinTemplate,
+    resources: dict[str, ResourceRow],
+    resolved: list[ResolvedEdge],
+    keys_of: dict[str, set[str]],
+    edge_keys: dict[str, set[str]],
+    metrics: Metrics | None,
+) -> None:
     queues = sorted(uid for uid, r in resources.items() if r.type == model.QUEUE)
     groups: dict[str, list[tuple[str, str, ResourceRow]]] = defaultdict(list)
     depends: dict[str, set[str]] = {q: {q} for q in queues}
-    for row in members(queues, out.resolved):
+    for row in members(queues, resolved):
         if row.uid in resources:
             groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
         if row.member in _CONSUMER_MEMBERS and row.queue_uid in depends:
             depends[row.queue_uid].add(row.uid)
     # A function's mappings whose own event source leaves the template are its mappings too.
     mappings_of: dict[str, set[str]] = defaultdict(set)
-    for resolved in out.resolved:
-        if resolved.role == model.ROLE_FUNCTION:
-            mappings_of[resolved.to_uid].add(resolved.from_uid)
+    for edge in resolved:
+        if edge.role == model.ROLE_FUNCTION:
+            mappings_of[edge.to_uid].add(edge.from_uid)
     leaving = {edge.from_uid for edge in out.crossing}
-    keys_of: dict[str, list[str]] = defaultdict(list)
-    for key in parsed.keys:
-        keys_of[key.uid].append(key.key)
+    touched = set(out.touched)
     for queue in queues:
         needed = depends[queue] | {m for f in depends[queue] for m in mappings_of.get(f, ())}
         if needed & leaving:
@@ -97,5 +124,5 @@ def judge(parsed: model.ParsedTemplate, metrics: Metrics | None = None) -> Withi
         if metrics is not None:
             group = group + observations.for_group(metrics, group)
         out.judged += [(queue, finding) for finding in evaluate_group(queue, group)]
-        out.exposure += [KeyRow(queue, k) for uid in sorted(needed) for k in keys_of[uid]]
-    return out
+        shared = {k for uid in needed for k in keys_of[uid] | edge_keys[uid]} & touched
+        out.exposure += [KeyRow(queue, key) for key in sorted(shared)]

@@ -113,9 +113,7 @@ def run(
         view = report_view(findings_df, listed, size)
         findings, listing = view, view.frame
         result = AuditResult(findings, [], queue_count, timings, summary, fixed)
-    shared = share.first()
-    assert shared is not None  # an aggregate without grouping has exactly one row
-    result.cross_template = {"queues": int(shared["queues"]), "templates": int(shared["templates"])}
+    result.cross_template = share
     if metrics is not None:
         with_metrics = queues_with_metrics(wide, metrics)
         result.metrics = observations.summary(metrics, with_metrics, queue_count)

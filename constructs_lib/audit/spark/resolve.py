@@ -19,18 +19,33 @@ from constructs_lib.audit import model
 from constructs_lib.audit.model import EdgeRow, ResourceRow
 from constructs_lib.audit.spark.schemas import EDGE_COLUMNS, UNRESOLVED
 
+# Appended to an importing template's name where its imports touch keys: an import may resolve
+# to a resource of its own template and of others, so it counts as another template.
+IMPORTING = "\u0000import"
 
-def named_keys(edges: DataFrame, exports: DataFrame) -> DataFrame:
-    """The keys (one column, ``key``) the crossing references can reach: their own, and for an
-    import, what every export of that name names (as a queue or as a function)."""
-    is_import = F.col("key").startswith("export:")
-    imported = edges.filter(is_import).select(F.expr("substring(key, 8)").alias("name"))
-    exported = (
-        exports.join(imported.distinct(), "name", "left_semi")
-        .select(F.explode(F.array("queue_key", "function_key")).alias("key"))
+
+def shared_keys(touches: DataFrame, edges: DataFrame, exports: DataFrame) -> DataFrame:
+    """The keys (one column, ``key``) more than one template touches (``within_template.py``),
+    counting each import as touching, apart from its own template, what every export of its
+    name names (as a queue or as a function): a reference through them may resolve in more
+    than one template."""
+    imports = (
+        edges.filter(F.col("key").startswith("export:"))
+        .select(F.expr("substring(key, 8)").alias("name"), "src")
+        .join(exports.select("name", "queue_key", "function_key"), "name")
+        .select(
+            F.explode(F.array("queue_key", "function_key")).alias("key"),
+            F.concat(F.col("src"), F.lit(IMPORTING)).alias("src"),
+        )
         .filter(F.col("key") != "")
     )
-    return edges.filter(~is_import).select("key").unionByName(exported).distinct()
+    return (
+        touches.unionByName(imports)
+        .groupBy("key")
+        .agg(F.min("src").alias("first"), F.max("src").alias("last"))
+        .filter(F.col("first") != F.col("last"))
+        .select("key")
+    )
 
 
 def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[DataFrame, DataFrame]:

@@ -42,11 +42,12 @@ ROW_SCHEMAS = {
     "nested": _schema(*model.NestedRow._fields),
     # Notes, unreadable files, references that never resolve: findings of a template on its own.
     "finding": FINDING_SCHEMA,
-    # What judging each template where it is parsed yields (``within_template.py``): its
-    # references resolved within it, the queues judged there (each finding with its queue) and
-    # the keys their contexts could be named by elsewhere, and the queues left to the join stage.
-    # "edge" rows are the references that may resolve in another template.
-    "resolved": _schema(*model.ResolvedEdge._fields),
+    # What judging each template where it is parsed yields (``within_template.py``): the
+    # references it resolved itself ("edge" rows are those it could not), the keys another
+    # template could share with it, the queues judged there (each finding with its queue) and
+    # the keys their contexts depend on, and the queues left to the join stage.
+    "inner": _schema(*EdgeRow._fields),
+    "touch": _schema("key"),
     "judged": _schema("queue_uid", *FINDING_FIELDS),
     "exposure": _schema("queue_uid", "key"),
     "pending": _schema("queue_uid"),

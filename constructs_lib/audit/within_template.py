@@ -4,14 +4,15 @@ Most references never leave their template: a ``Ref`` or ``Fn::GetAtt``, and mos
 function name too, names a resource of the same template. A queue's context is the queue, what
 its edges reach, and, through its consumer functions, every mapping of those functions
 (``engine.members``); if none of those resources has a reference that its template cannot
-resolve, the template gives the context the whole fleet would, unless another template shares a
-key with it: names one of those resources, or carries a name one of their references resolved
-by. Only the fleet knows that. So each template lists the keys another template could share with
-it (``touched``: the names it carries or references, and what its exports name), and each queue
-judged here the ones its context depends on (``exposure``). The Spark job (``spark/evaluate.py``)
-keeps the findings of a queue none of whose exposure keys another template touches, and judges
-the others, and the queues whose references leave their template (``pending``), in its join
-stage, over the templates involved, with the same ``judging.evaluate_group``.
+resolve, the template gives the context the whole fleet would, unless another template names
+one of those resources, or carries a name one of their references resolved by. Only the fleet
+knows that. So each template lists the keys it carries (``OWNS``: the names of its resources,
+and what its exports name) and those it references (``NAMES``), and each queue judged here the
+ones its context depends on (``exposure``). The Spark job (``spark/evaluate.py``) keeps the
+findings of a queue unless another template names a key its context owns or owns a key its
+context names, and judges those, and the queues whose references leave their template
+(``pending``), in its join stage, over the templates involved, with the same
+``judging.evaluate_group``.
 
 A reference that can never resolve (a value only known at deployment, ``unresolved:``) is
 reported here: no template carries such a key.
@@ -25,10 +26,13 @@ from dataclasses import dataclass, field
 from constructs_lib.audit import model, observations
 from constructs_lib.audit.engine import members
 from constructs_lib.audit.judging import evaluate_group, unresolved_edge_finding
-from constructs_lib.audit.model import EdgeRow, Finding, KeyRow, ResolvedEdge, ResourceRow
+from constructs_lib.audit.model import EdgeRow, Finding, ResolvedEdge, ResourceRow
 from constructs_lib.audit.observations import Metrics
 
 NEVER_RESOLVES = "unresolved:"
+# How a template touches a key another template could share with it.
+OWNS = "owns"
+NAMES = "names"
 # Members whose own references decide a queue's context beyond its edges: the mappings that
 # read it, their functions, and every mapping of those functions.
 _CONSUMER_MEMBERS = frozenset(
@@ -43,12 +47,12 @@ class WithinTemplate:
     # references resolved within the template, and those it cannot resolve itself
     inner: list[EdgeRow] = field(default_factory=list)
     crossing: list[EdgeRow] = field(default_factory=list)
-    # keys another template could share with this one
-    touched: list[str] = field(default_factory=list)
+    # (key, OWNS or NAMES): keys another template could share with this one
+    touched: list[tuple[str, str]] = field(default_factory=list)
     # findings of the queues judged here, with the queue each belongs to
     judged: list[tuple[str, Finding]] = field(default_factory=list)
-    # (queue uid, key): a touched key a judged queue's context depends on
-    exposure: list[KeyRow] = field(default_factory=list)
+    # (queue uid, key, OWNS or NAMES): a touched key a judged queue's context depends on
+    exposure: list[tuple[str, str, str]] = field(default_factory=list)
     # queues whose context reaches beyond the template
     pending: list[str] = field(default_factory=list)
     # QR900 of references that can never resolve
@@ -85,9 +89,12 @@ def judge(parsed: model.ParsedTemplate, metrics: Metrics | None = None) -> Withi
         else:
             out.crossing.append(edge)
     exported = {k for x in parsed.exports for k in (x.queue_key, x.function_key) if k}
-    touched = {k for k in owners if not _is_local(k)} | {k for k in exported if _is_local(k)}
-    touched |= {e.key for e in out.crossing if not e.key.startswith("export:")}
-    out.touched = sorted(touched)
+    owned = {k for k in owners if not _is_local(k)} | {k for k in exported if _is_local(k)}
+    named = {e.key for e in parsed.edges if not _is_local(e.key)} - {
+        e.key for e in out.crossing if e.key.startswith("export:")
+    }
+    named -= {e.key for e in parsed.edges if e.key.startswith(NEVER_RESOLVES)}
+    out.touched = sorted({(k, OWNS) for k in owned} | {(k, NAMES) for k in named})
     _judge_queues(out, resources, resolved, keys_of, edge_keys, metrics)
     return out
 
@@ -114,7 +121,8 @@ def _judge_queues(
         if edge.role == model.ROLE_FUNCTION:
             mappings_of[edge.to_uid].add(edge.from_uid)
     leaving = {edge.from_uid for edge in out.crossing}
-    touched = set(out.touched)
+    owned = {key for key, how in out.touched if how == OWNS}
+    named = {key for key, how in out.touched if how == NAMES}
     for queue in queues:
         needed = depends[queue] | {m for f in depends[queue] for m in mappings_of.get(f, ())}
         if needed & leaving:
@@ -124,5 +132,8 @@ def _judge_queues(
         if metrics is not None:
             group = group + observations.for_group(metrics, group)
         out.judged += [(queue, finding) for finding in evaluate_group(queue, group)]
-        shared = {k for uid in needed for k in keys_of[uid] | edge_keys[uid]} & touched
-        out.exposure += [KeyRow(queue, key) for key in sorted(shared)]
+        owns = {k for uid in needed for k in keys_of[uid]} & owned
+        names = {k for uid in needed for k in edge_keys[uid]} & named
+        out.exposure += sorted(
+            {(queue, k, OWNS) for k in owns} | {(queue, k, NAMES) for k in names}
+        )

@@ -127,8 +127,17 @@ def test_the_local_engine_finds_the_ground_truth(fleet: Any) -> None:
 def test_spark_finds_what_the_local_engine_finds(spark: Any, fleet: Any) -> None:
     from constructs_lib.audit.spark import job
 
-    _, root, _, _, local = fleet
+    _, root, expected, _, local = fleet
     result = job.run(spark, discovery.discover([str(root)]))
     findings: list[Finding] = list(result.findings)
     assert _triples(root, findings) == _triples(root, local.findings)
     assert result.queues == local.queues
+    # The join stage judged exactly the queues whose context crosses templates, and the queues
+    # with a reference no template resolves (an import nothing exports, an allow-list entry
+    # naming a queue of no template: their QR900), which only the fleet can tell; and it read
+    # only their templates. Every other queue was judged where its template was parsed.
+    joined = _crossing_queues(root) | {(t, r) for t, rule, r in expected if rule == "QR900"}
+    assert result.cross_template == {
+        "queues": len(joined),
+        "templates": len({template for template, _ in joined}),
+    }

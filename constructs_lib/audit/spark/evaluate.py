@@ -85,11 +85,21 @@ def evaluate(
     involved = _kept(
         rows["edge"]
         .select("src")
-        .unionByName(rows["touch"].join(shared, "key", "left_semi").select("src"))
+        .unionByName(rows["touch"].join(shared.select("key"), "key", "left_semi").select("src"))
         .distinct()
     )
+    # A queue judged where it was parsed is judged again here if another template names a key
+    # its context owns, or owns a key its context names.
+    elsewhere = shared.withColumnRenamed("how", "other")
     crossed = _kept(
-        rows["exposure"].join(shared, "key", "left_semi").select("queue_uid").distinct()
+        rows["exposure"]
+        .join(elsewhere, "key")
+        .filter(
+            (F.col("other") != F.col("how"))
+            & ((F.col("first") != F.col("src")) | (F.col("last") != F.col("src")))
+        )
+        .select("queue_uid")
+        .distinct()
     )
     remainder = _kept(rows["pending"].select("queue_uid").unionByName(crossed).distinct())
     counted = (

@@ -49,12 +49,13 @@ def _rows_of(
         ("edge", within.crossing),
         ("export", parsed.exports),
         ("nested", parsed.nested),
-        ("exposure", within.exposure),
     ):
         for row in rows:
             yield tag, tuple(row)
-    for key in within.touched:
-        yield "touch", (key,)
+    for touched in within.touched:
+        yield "touch", touched
+    for exposed in within.exposure:
+        yield "exposure", exposed
     for queue in within.pending:
         yield "pending", (queue,)
     for queue, finding in within.judged:

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from constructs_lib.audit import model
 from constructs_lib.audit.model import EdgeRow, ResourceRow
 from constructs_lib.audit.spark.schemas import EDGE_COLUMNS, UNRESOLVED
+from constructs_lib.audit.within_template import NAMES
 
 # Appended to an importing template's name where its imports touch keys: an import may resolve
 # to a resource of its own template and of others, so it counts as another template.
@@ -25,26 +26,31 @@ IMPORTING = "\u0000import"
 
 
 def shared_keys(touches: DataFrame, edges: DataFrame, exports: DataFrame) -> DataFrame:
-    """The keys (one column, ``key``) more than one template touches (``within_template.py``),
-    counting each import as touching, apart from its own template, what every export of its
-    name names (as a queue or as a function): a reference through them may resolve in more
-    than one template."""
+    """The keys more than one template touches (``within_template.py``), with, for each way of
+    touching one (``how``: owns or names), the first and last template that does (``first``,
+    ``last``). Each import counts as naming, apart from its own template, what every export of
+    its name names (as a queue or as a function): it may resolve in more than one template."""
     imports = (
         edges.filter(F.col("key").startswith("export:"))
         .select(F.expr("substring(key, 8)").alias("name"), "src")
         .join(exports.select("name", "queue_key", "function_key"), "name")
         .select(
             F.explode(F.array("queue_key", "function_key")).alias("key"),
+            F.lit(NAMES).alias("how"),
             F.concat(F.col("src"), F.lit(IMPORTING)).alias("src"),
         )
         .filter(F.col("key") != "")
     )
-    return (
-        touches.unionByName(imports)
-        .groupBy("key")
+    touched = touches.unionByName(imports)
+    shared = (
+        touched.groupBy("key")
         .agg(F.min("src").alias("first"), F.max("src").alias("last"))
         .filter(F.col("first") != F.col("last"))
-        .select("key")
+    )
+    return (
+        touched.join(shared.select("key"), "key", "left_semi")
+        .groupBy("key", "how")
+        .agg(F.min("src").alias("first"), F.max("src").alias("last"))
     )
 
 

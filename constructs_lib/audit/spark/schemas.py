@@ -47,9 +47,9 @@ ROW_SCHEMAS = {
     # template could share with it, the queues judged there (each finding with its queue) and
     # the keys their contexts depend on, and the queues left to the join stage.
     "inner": _schema(*EdgeRow._fields),
-    "touch": _schema("key"),
+    "touch": _schema("key", "how"),
     "judged": _schema("queue_uid", *FINDING_FIELDS),
-    "exposure": _schema("queue_uid", "key"),
+    "exposure": _schema("queue_uid", "key", "how"),
     "pending": _schema("queue_uid"),
 }
 # Parsing yields every row kind in one pass, into one wide schema: a tag, as many text columns as

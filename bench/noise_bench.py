@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from constructs_lib.audit import engine, isolation, model, nesting, profiles, rules
+from constructs_lib.audit import engine, graph, isolation, model, nesting, profiles, rules
 from constructs_lib.audit.inputs import discovery
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "audit" / "corpus_real_shapes"
@@ -35,14 +35,14 @@ def _populations(files: list[tuple[str, str]]) -> dict[str, int]:
         by_file = {p.file.file: p for p in isolation.parse_files(again, overrides=child_overrides)}
         parsed = [by_file.get(p.file.file, p) for p in parsed]
     resources = {r.uid: r for p in parsed for r in p.resources}
-    resolved, _missing = engine.resolve(
+    resolved, _missing = graph.resolve(
         [e for p in parsed for e in p.edges],
         [k for p in parsed for k in p.keys],
         [x for p in parsed for x in p.exports],
     )
     queue_uids = sorted(uid for uid, r in resources.items() if r.type == model.QUEUE)
     groups: dict[str, list[tuple[str, str, model.ResourceRow]]] = defaultdict(list)
-    for row in engine.members(queue_uids, resolved):
+    for row in graph.members(queue_uids, resolved):
         if row.uid in resources:
             groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
     counts = {"queues": 0, "sources": 0, "dead-letter queues": 0, "in a redrive": 0}

@@ -3,7 +3,7 @@
 Most references never leave their template: a ``Ref`` or ``Fn::GetAtt``, and mostly a queue or
 function name too, names a resource of the same template. A queue's context is the queue, what
 its edges reach, and, through its consumer functions, every mapping of those functions
-(``engine.members``); if none of those resources has a reference that its template cannot
+(``graph.members``); if none of those resources has a reference that its template cannot
 resolve, the template gives the context the whole fleet would, unless another template names
 one of those resources, or carries a name one of their references resolved by. Only the fleet
 knows that. So each template lists the keys it carries (``OWNS``: the names of its resources,
@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from constructs_lib.audit import model, observations
-from constructs_lib.audit.engine import members
+from constructs_lib.audit.graph import members
 from constructs_lib.audit.judging import evaluate_group, unresolved_edge_finding
 from constructs_lib.audit.model import EdgeRow, Finding, ResolvedEdge, ResourceRow
 from constructs_lib.audit.observations import Metrics

@@ -4,7 +4,7 @@ Each template's own references were resolved where it was parsed (``within_templ
 What is left: ``Fn::ImportValue`` names are joined to ``Export`` names, then reference keys
 (queue and function names from literal ARNs, URLs, ``Fn::Sub``/``Fn::Join``; a key an export
 names) to the resources that carry them, then all resolved edges of the templates involved into
-the members of each queue's context: what ``engine.resolve`` and ``engine.members`` do with
+the members of each queue's context: what ``graph.resolve`` and ``graph.members`` do with
 dictionaries.
 """
 
@@ -130,7 +130,7 @@ def _edge_members() -> Any:
 
 
 def members(queues: DataFrame, resolved: DataFrame) -> DataFrame:
-    """Who stands around each queue: queue_uid, member, detail, uid (see ``engine.members``).
+    """Who stands around each queue: queue_uid, member, detail, uid (see ``graph.members``).
 
     One pass over the resolved edges turns each edge into its member rows (a DLQ edge makes two:
     the DLQ in its source's context and the source in the DLQ's); one join adds each event

@@ -566,5 +566,7 @@ class AuditResult:
     # regions the input covers, what was read (``observations.summary``); None without it.
     metrics: dict[str, Any] | None = None
     # A Spark run: how much of the fleet its join stage had to judge, the rest being judged where
-    # each template was parsed: {"queues": judged there, "templates": whose rows it read}.
+    # each template was parsed: {"queues": judged there, "templates": whose rows it read}. The
+    # run's progress line on stderr says it; the reports leave it out, so that both engines'
+    # reports stay byte for byte the same.
     cross_template: dict[str, int] | None = None

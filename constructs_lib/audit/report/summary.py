@@ -83,8 +83,6 @@ def summarize(result: AuditResult) -> dict[str, Any]:
     A Spark run counts where the findings are and hands the counts over (``result.summary``).
     With ``--metrics``, ``metrics`` says what the metrics input covered."""
     counts = result.summary if result.summary is not None else _counted(result)
-    if result.cross_template is not None:
-        counts = {**counts, "cross_template": result.cross_template}
     return counts if result.metrics is None else {**counts, "metrics": result.metrics}
 
 

@@ -56,7 +56,7 @@ def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
         reason = "the nested stack's template is not among the audited files"
     elif edge.key.startswith("export:"):
         reason = f"no audited template exports {edge.key.removeprefix('export:')!r}"
-    elif edge.key.startswith("unresolved:"):
+    elif edge.key.startswith(model.NEVER_RESOLVES):
         reason = "its value cannot be known before deployment"
     else:
         reason = f"no audited template defines that {edge.kind}"

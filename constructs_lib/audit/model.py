@@ -123,6 +123,10 @@ def uid(file: str, logical_id: str) -> str:
     return f"{file}#{logical_id}"
 
 
+# The key of a reference whose value is only known at deployment: no resource carries one.
+NEVER_RESOLVES = "unresolved:"
+
+
 def local_key(resource_uid: str) -> str:
     return f"local:{resource_uid}"
 

@@ -29,7 +29,7 @@ from constructs_lib.audit.judging import evaluate_group, unresolved_edge_finding
 from constructs_lib.audit.model import EdgeRow, Finding, ResolvedEdge, ResourceRow
 from constructs_lib.audit.observations import Metrics
 
-NEVER_RESOLVES = "unresolved:"
+NEVER_RESOLVES = model.NEVER_RESOLVES
 # How a template touches a key another template could share with it.
 OWNS = "owns"
 NAMES = "names"
@@ -90,10 +90,12 @@ def judge(parsed: model.ParsedTemplate, metrics: Metrics | None = None) -> Withi
             out.crossing.append(edge)
     exported = {k for x in parsed.exports for k in (x.queue_key, x.function_key) if k}
     owned = {k for k in owners if not _is_local(k)} | {k for k in exported if _is_local(k)}
-    named = {e.key for e in parsed.edges if not _is_local(e.key)} - {
-        e.key for e in out.crossing if e.key.startswith("export:")
+    # an import names what the exports of its name name: the Spark job adds those keys
+    named = {
+        e.key
+        for e in parsed.edges
+        if not (_is_local(e.key) or e.key.startswith(("export:", NEVER_RESOLVES)))
     }
-    named -= {e.key for e in parsed.edges if e.key.startswith(NEVER_RESOLVES)}
     out.touched = sorted({(k, OWNS) for k in owned} | {(k, NAMES) for k in named})
     _judge_queues(out, resources, resolved, keys_of, edge_keys, metrics)
     return out

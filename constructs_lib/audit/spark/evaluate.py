@@ -132,11 +132,10 @@ def _kept(frame: DataFrame) -> DataFrame:
 
     The join stage reads each of these sets several times. Kept with ``persist``, every later
     plan still held the whole plan they came from (the parse's list of inputs among it), and
-    Spark spent longer analysing and matching those plans against its cache than running them:
-    at 20,000 templates, 11 s to build the join stage's frames and 31 s for a summary that now
-    takes 9 s. A local checkpoint cuts that lineage. Its price: a block lost with its executor
-    fails the run instead of being computed again; the sets are what crosses templates, made
-    in seconds after the parse, whose own cached rows keep their lineage."""
+    Spark spent longer analysing and matching those plans against its cache than running them.
+    A local checkpoint cuts that lineage. Its price: a block lost with its executor fails the
+    run instead of being computed again; the sets are what crosses templates, made in seconds
+    after the parse, whose own cached rows keep their lineage."""
     return frame.localCheckpoint(eager=True)
 
 

@@ -31,9 +31,8 @@ from constructs_lib.audit.spark.schemas import (
 )
 
 # Files per parse task: large enough that a task's fixed cost is small beside its work, small
-# enough that a lost executor costs little to redo (5,000 files parse in about 10 s). The parsing
-# process is a new interpreter in a Spark Python worker (which has threads, so no fork):
-# 0.8 s of CPU per task, a third of the stage at 1,000 files per task.
+# enough that a lost executor costs little to redo. The parsing process is a new interpreter in a
+# Spark Python worker (which has threads, so no fork), started once per task.
 FILES_PER_TASK = 5000
 
 

@@ -22,14 +22,19 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_lib import alarm_tiers, limits, naming, policy, queue_signals
-from constructs_lib.errors import ConfigurationError, Problem
+from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
 from constructs_lib.kinds import kind_of
 from constructs_lib.param_table import Given, Table
 from constructs_lib.prop_tables import QUEUE
 
 
 def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
-    """Kinds of every argument, and a free construct id, before the construct joins the tree."""
+    """Kinds of every argument, and a free construct id, before the construct joins the tree.
+
+    When an argument is of the wrong kind or the id is taken, the error lists every other
+    problem of the call too (values out of range, and for ``ResilientQueue`` the rules between
+    its props), judged without the arguments of the wrong kind: a user fixes them all at once.
+    """
     scope, construct_id = arguments["scope"], arguments["construct_id"]
 
     def path() -> str:
@@ -37,21 +42,32 @@ def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
             return f"{table.call} {construct_id!r}"
         return "/".join(part for part in (scope.node.path, str(construct_id)) if part)
 
-    table.check_kinds(path, arguments)
-    sibling = scope.node.try_find_child(construct_id)
+    kinds = table.kind_problems(arguments)
+    problems = list(kinds)
+    sibling = (
+        scope.node.try_find_child(construct_id)
+        if isinstance(scope, Construct) and isinstance(construct_id, str)
+        else None
+    )
     if sibling is not None:
-        raise ConfigurationError(
-            path(),
-            [
-                Problem(
-                    "construct_id",
-                    construct_id,
-                    f"is already the id of {kind_of(sibling)} in {scope.node.path or 'the app'}; "
-                    "construct ids must be unique within their scope",
-                    "choose another id (renaming an existing construct replaces its resources)",
-                )
-            ],
+        problems.append(
+            Problem(
+                "construct_id",
+                construct_id,
+                f"is already the id of {kind_of(sibling)} in {scope.node.path or 'the app'}; "
+                "construct ids must be unique within their scope",
+                "choose another id (renaming an existing construct replaces its resources)",
+            )
         )
+    if not problems:
+        return
+    judged = table.without(arguments, kinds)
+    if table is QUEUE:
+        problems += check_queue(judged).problems
+    else:
+        problems += table.read(judged).problems
+    errors = table.in_order([p for p in problems if p.severity == "error"])
+    raise (ParameterTypeError if kinds else ConfigurationError)(path(), errors)
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,9 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
         arguments["dead_letter_retention_period"],
         given["dead_letter_retention_period"],
     )
+    if any(p.prop in _RETENTIONS for p in given.problems):
+        # A retention out of range is one problem; its order against the other would repeat it.
+        retention_problems = [p for p in retention_problems if p.prop not in _ORDER_PROPS]
     problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
     problems += _expiry_problems(given, problems, source_retention)
@@ -118,6 +137,10 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     return QueueGiven(
         given.values, problems, unresolved, fifo, source_retention, dead_letter_retention
     )
+
+
+_RETENTIONS = ("retention_period", "dead_letter_retention_period")
+_ORDER_PROPS = ("retention_period", "dead_letter_queue")
 
 
 def _dead_letter_retention(
@@ -168,8 +191,8 @@ def _dead_letter_retention(
                 None,
                 f"is not set, and the retention of the imported dead_letter_queue {shown} cannot "
                 "be read, so no DLQ expiry alarm is made: dead letters could expire unseen",
-                "pass dead_letter_retention_period=Duration.days(N) with the retention that "
-                "queue has (the alarm then fires at half the time a dead letter has left)",
+                "pass the retention that queue has, e.g. dead_letter_retention_period="
+                "Duration.days(14) (the alarm then fires at half the time a dead letter has left)",
                 severity="warning",
             )
         ], None
@@ -190,11 +213,17 @@ def _created_order_problems(
     fix offered is one the user can apply (a DLQ already at 14 days cannot be lengthened)."""
     if fifo or source is None or dead_letter is None or source < dead_letter:
         return []
-    fixes = [f"shorten retention_period below {dead_letter} s"]
+    fixes = []
+    shorter = _retention_below(dead_letter)
+    if shorter is not None:
+        fixes.append(
+            f"shorten retention_period below {dead_letter} s, e.g. retention_period={shorter}"
+        )
     if dead_letter < limits.RETENTION_MAX:
         fixes.append(
             f"lengthen dead_letter_retention_period above {source} s (at most "
-            f"{limits.RETENTION_MAX} s, 14 days)"
+            f"{limits.RETENTION_MAX} s, 14 days), e.g. dead_letter_retention_period="
+            "Duration.days(14)"
         )
     return [
         Problem(
@@ -206,6 +235,20 @@ def _created_order_problems(
             " or ".join(fixes),
         )
     ]
+
+
+# Retentions a fix may offer, longest first: SQS's default, then shorter round values.
+_RETENTION_EXAMPLES = (
+    (limits.RETENTION_DEFAULT, "Duration.days(4)"),
+    (24 * 3600, "Duration.days(1)"),
+    (3600, "Duration.hours(1)"),
+    (600, "Duration.minutes(10)"),
+)
+
+
+def _retention_below(seconds: int) -> str | None:
+    """The longest example retention shorter than ``seconds``, as the user would write it."""
+    return next((text for value, text in _RETENTION_EXAMPLES if value < seconds), None)
 
 
 def _given_order_problems(

@@ -18,6 +18,8 @@ class Problem:
     rule: str
     fix: str
     severity: Severity = "error"
+    wrong_kind: bool = False
+    """Whether the value is of the wrong kind (a str where a number belongs...)."""
 
     def describe(self) -> str:
         return f"{self.prop}={show(self.value)}: {self.rule}. Fix: {self.fix}"
@@ -52,16 +54,23 @@ class ConfigurationError(ValueError):
         super().__init__("\n".join(lines))
 
 
-class ParameterTypeError(TypeError):
-    """Arguments of the wrong kind (a string where a number belongs, a single action where a
-    list belongs...), raised by the call that received them before any reaches jsii, every one
-    listed at once. ``problems`` holds them as for ``ConfigurationError``.
+class ParameterTypeError(ConfigurationError, TypeError):
+    """A ``ConfigurationError`` in which at least one argument is of the wrong kind (a string
+    where a number belongs, a single action where a list belongs...), raised by the call that
+    received it before any value reaches jsii. It lists every problem of the call at once: the
+    arguments of the wrong kind, and the values out of range or against a rule among the
+    others. Being a ``TypeError`` too, ``except TypeError`` catches it as before.
     """
 
     def __init__(self, construct_path: str, problems: Sequence[Problem]) -> None:
-        self.construct_path = construct_path
-        self.problems = tuple(problems)
+        super().__init__(construct_path, problems)
+        wrong = sum(1 for problem in self.problems if problem.wrong_kind)
         count = len(self.problems)
-        lines = [f"{construct_path}: {count} argument{'s' if count > 1 else ''} of the wrong type:"]
-        lines += [f"  - {problem.describe()}" for problem in self.problems]
-        super().__init__("\n".join(lines))
+        header = f"{construct_path}: {wrong} argument{'s' if wrong > 1 else ''} of the wrong type"
+        if count > wrong:
+            header = (
+                f"{construct_path}: {count} configuration problems, {wrong} of them "
+                f"argument{'s' if wrong > 1 else ''} of the wrong type"
+            )
+        lines = [f"{header}:"] + [f"  - {problem.describe()}" for problem in self.problems]
+        self.args = ("\n".join(lines),)

@@ -310,8 +310,12 @@ def test_unresolved_tokens_are_not_judged_but_warned_about(stack: cdk.Stack) -> 
 def test_fails_with_a_clear_type_error_for_plain_numbers(stack: cdk.Stack, prop: str) -> None:
     with pytest.raises(TypeError) as raised:
         ResilientQueue(stack, "Orders", **{prop: 300})
-    assert f"{prop}=300: is an int, not an aws_cdk.Duration" in str(raised.value)
-    assert f"Fix: pass {prop}=Duration.seconds(300)" in str(raised.value)
+    message = str(raised.value)
+    assert f"{prop}=300: is an int, not an aws_cdk.Duration" in message
+    # The example offered is the prop's own valid one; the bare number's reading in seconds
+    # is named without being offered as the value (it may be out of range, or meant as days).
+    assert f"Fix: pass an aws_cdk.Duration, e.g. {prop}=Duration." in message
+    assert "a bare number has no unit: 300 seconds is Duration.seconds(300)" in message
 
 
 def test_fails_with_a_clear_type_error_for_a_plain_batching_window(

@@ -13,7 +13,7 @@ Each returns or raises its findings as ``Problem`` objects, which the call raise
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aws_cdk import Duration, Stack, Token
@@ -26,6 +26,12 @@ from constructs_lib.errors import ConfigurationError, ParameterTypeError, Proble
 from constructs_lib.kinds import kind_of
 from constructs_lib.param_table import Given, Table
 from constructs_lib.prop_tables import QUEUE
+
+_RETENTIONS = ("retention_period", "dead_letter_retention_period")
+_QUEUE_PARAMS = {param.name: param for param in QUEUE.params}
+FIFO_ONLY = ("content_based_deduplication", "deduplication_scope", "fifo_throughput_limit")
+"""The props that apply only to FIFO queues."""
+_ORDER_PROPS = ("retention_period", "dead_letter_queue")
 
 
 def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
@@ -63,11 +69,24 @@ def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
         return
     judged = table.without(arguments, kinds)
     if table is QUEUE:
-        problems += check_queue(judged).problems
+        queue = check_queue(judged)
+        problems = [_fifo_only_kind(p, queue.fifo) for p in problems] + queue.problems
     else:
         problems += table.read(judged).problems
     errors = table.in_order([p for p in problems if p.severity == "error"])
     raise (ParameterTypeError if kinds else ConfigurationError)(path(), errors)
+
+
+def _fifo_only_kind(problem: Problem, fifo: bool) -> Problem:
+    """A FIFO-only prop of the wrong kind on a standard queue (or ``fair`` on a FIFO queue):
+    no value of the right kind would do, so the fix says so rather than offer one."""
+    if not problem.wrong_kind:
+        return problem
+    if not fifo and problem.prop in FIFO_ONLY:
+        return replace(problem, fix="remove it: it applies only to FIFO queues (or set fifo=True)")
+    if fifo and problem.prop == "fair":
+        return replace(problem, fix="remove it: it applies only to standard queues")
+    return problem
 
 
 @dataclass(frozen=True)
@@ -104,8 +123,13 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
         arguments["dead_letter_retention_period"],
         given["dead_letter_retention_period"],
     )
-    if any(p.prop in _RETENTIONS for p in given.problems):
+    if any(
+        given[name] is not None and not _QUEUE_PARAMS[name].in_range(given[name])
+        for name in _RETENTIONS
+    ):
         # A retention out of range is one problem; its order against the other would repeat it.
+        # (A fraction of a second is judged as the whole seconds its fix offers: the order then
+        # tells whether that value would do.)
         retention_problems = [p for p in retention_problems if p.prop not in _ORDER_PROPS]
     problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
@@ -116,11 +140,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
             Problem(
                 prop, arguments[prop], "applies only to FIFO queues", "remove it, or set fifo=True"
             )
-            for prop in (
-                "content_based_deduplication",
-                "deduplication_scope",
-                "fifo_throughput_limit",
-            )
+            for prop in FIFO_ONLY
             if arguments[prop] is not None
         ]
     problems += queue_signals.signal_problems(fifo, given["expected_traffic"], arguments["fair"])
@@ -137,10 +157,6 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     return QueueGiven(
         given.values, problems, unresolved, fifo, source_retention, dead_letter_retention
     )
-
-
-_RETENTIONS = ("retention_period", "dead_letter_retention_period")
-_ORDER_PROPS = ("retention_period", "dead_letter_queue")
 
 
 def _dead_letter_retention(

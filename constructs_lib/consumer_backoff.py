@@ -172,6 +172,14 @@ def check_kinds(
     lists them with every other value out of range and the batching rules, judged without
     them: every problem of the call at once."""
     kinds = table.kind_problems(arguments)
+    if fifo:
+        # No window of the right kind would do on a FIFO queue: say so rather than offer one.
+        kinds = [
+            dataclasses.replace(p, fix="remove it: FIFO queues take no batching window")
+            if p.prop == "max_batching_window"
+            else p
+            for p in kinds
+        ]
     retry = arguments.get("retry_backoff")
     field_kinds: list[Problem] = []
     if isinstance(retry, RetryBackoff):

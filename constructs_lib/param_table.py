@@ -39,6 +39,8 @@ class Range:
     unit: str = ""
     fifo_high: int | None = None
     why: str = ""
+    step: int = 1
+    """Values are multiples of this (an alarm period: 60 s); a fraction rounds up to one."""
 
     def bounds(self, fifo: bool) -> tuple[int, int | None]:
         return self.low, self.fifo_high if fifo and self.fifo_high is not None else self.high
@@ -299,8 +301,10 @@ def _whole_seconds(param: Param, duration: Duration) -> tuple[int | None, Proble
         return int(seconds), None
     whole = max(math.ceil(seconds), 1)
     if param.range is not None:
+        step = param.range.step
+        whole = math.ceil(whole / step) * step
         low, high = param.range.bounds(False)
-        whole = max(low, whole if high is None else min(whole, high))
+        whole = max(low, whole if high is None else min(whole, high - high % step))
     allowed = f" ({param.range.render()})" if param.range is not None else ""
     return whole, Problem(
         param.name,

@@ -246,6 +246,7 @@ QUEUE = Table(
                 limits.ALARM_EVALUATION_RANGE_MAX,
                 "s",
                 why="CloudWatch evaluates an alarm over at most 7 days",
+                step=limits.ALARM_PERIOD_MULTIPLE,
             ),
             fix="pass the longest time without a message that is still normal, from "
             "Duration.minutes(1) to Duration.days(7)",

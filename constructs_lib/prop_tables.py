@@ -123,8 +123,8 @@ QUEUE = Table(
             "the created DLQ gets the same; a given DLQ may not allow less",
             optional=True,
             range=Range(limits.MESSAGE_SIZE_MIN, limits.MESSAGE_SIZE_MAX, "bytes"),
-            fix="leave it unset for SQS's default of 1 MiB, or choose a size from "
-            f"{limits.MESSAGE_SIZE_MIN} to {limits.MESSAGE_SIZE_MAX} bytes",
+            fix=f"choose a size from {limits.MESSAGE_SIZE_MIN} to {limits.MESSAGE_SIZE_MAX} bytes "
+            "(or leave it unset for SQS's default of 1 MiB)",
             example="262144",
         ),
         Param(

@@ -39,8 +39,8 @@ def test_wrong_kinds_and_a_value_out_of_range_are_listed_together(stack: cdk.Sta
         "TestStack/Orders: 4 configuration problems, 3 of them arguments of the wrong type:"
     )
     assert (
-        "  - max_message_size=10: must be between 1024 and 1048576 bytes. Fix: leave it unset "
-        "for SQS's default of 1 MiB, or choose a size from 1024 to 1048576 bytes, e.g. "
+        "  - max_message_size=10: must be between 1024 and 1048576 bytes. Fix: choose a size "
+        "from 1024 to 1048576 bytes (or leave it unset for SQS's default of 1 MiB), e.g. "
         "max_message_size=262144"
     ) in message
 

@@ -49,7 +49,7 @@ def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
         return "/".join(part for part in (scope.node.path, str(construct_id)) if part)
 
     kinds = table.kind_problems(arguments)
-    problems = list(kinds)
+    problems = list(kinds) + _placement_problems(scope, construct_id)
     sibling = (
         scope.node.try_find_child(construct_id)
         if isinstance(scope, Construct) and isinstance(construct_id, str)
@@ -75,6 +75,33 @@ def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
         problems += table.read(judged).problems
     errors = table.in_order([p for p in problems if p.severity == "error"])
     raise (ParameterTypeError if kinds else ConfigurationError)(path(), errors)
+
+
+def _placement_problems(scope: object, construct_id: object) -> list[Problem]:
+    """Where the construct would go, as CDK would refuse it (from Node.js, mid-construction)."""
+    problems = []
+    if isinstance(scope, Construct) and not any(
+        isinstance(ancestor, Stack) for ancestor in scope.node.scopes
+    ):
+        problems.append(
+            Problem(
+                "scope",
+                scope,
+                f"is {kind_of(scope)}, outside any Stack; queues, alarms and event sources are "
+                "resources of a stack",
+                "pass scope=stack, a cdk.Stack or a construct inside one",
+            )
+        )
+    if construct_id == "":
+        problems.append(
+            Problem(
+                "construct_id",
+                construct_id,
+                "is empty; only the app itself has an empty id",
+                "pass a name, e.g. construct_id='Orders'",
+            )
+        )
+    return problems
 
 
 def _fifo_only_kind(problem: Problem, fifo: bool) -> Problem:

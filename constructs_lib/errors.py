@@ -27,6 +27,11 @@ class Problem:
 
 def show(value: object) -> str:
     """A value as a message shows it: ``repr`` for plain data, a construct by its path."""
+    if isinstance(value, (list, tuple)) and not all(_plain(item) for item in value):
+        # Constructs in a list by their paths, not by Python's object addresses.
+        items = ", ".join(show(item) for item in value)
+        text = f"[{items}]" if isinstance(value, list) else f"({items})"
+        return text if len(text) <= 80 else f"{text[:77]}..."
     if value is None or isinstance(value, (bool, int, float, str, list, tuple, dict)):
         text = repr(value)
         return text if len(text) <= 80 else f"{text[:77]}..."
@@ -36,6 +41,10 @@ def show(value: object) -> str:
     kind = type(value)
     path = getattr(getattr(value, "node", None), "path", None)
     return f"<{kind.__module__}.{kind.__qualname__}{f' {path}' if path else ''}>"
+
+
+def _plain(value: object) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str, list, tuple, dict))
 
 
 class ConfigurationError(ValueError):

@@ -171,9 +171,13 @@ class SequenceOf(Kind):
     def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, (list, tuple)):
             for index, item in enumerate(value):
-                reason = self.item.wrong(f"{prop}[{index}]", item)
+                reason = self.item.wrong(prop, item)
                 if reason is not None:
-                    return f"holds at [{index}] a value that {reason[0]}", reason[1]
+                    # The item's fix ("pass alarm_actions=X"), as the list it goes in.
+                    fix = reason[1]
+                    if fix.startswith(f"pass {prop}="):
+                        fix = f"pass {prop}=[{fix.removeprefix(f'pass {prop}=')}, ...]"
+                    return f"holds at [{index}] a value that {reason[0]}", fix
             return None
         if self.item.wrong(prop, value) is None:
             return (
@@ -184,15 +188,28 @@ class SequenceOf(Kind):
 
 
 @dataclass(frozen=True)
-class Dictionary(Kind):
-    accepts: str = "a `dict`"
+class FilterPattern(Kind):
+    """One filter of a Lambda event source, as ``lambda_.FilterCriteria.filter(...)`` makes it:
+    a dict whose only key, ``pattern``, holds the pattern as JSON text. A raw pattern
+    (``{"body": ...}``) would reach CloudFormation as a filter without a pattern."""
+
+    accepts: str = "a `dict` from `lambda_.FilterCriteria.filter(...)`"
 
     def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
-        if isinstance(value, Mapping):
+        if (
+            isinstance(value, Mapping)
+            and set(value) == {"pattern"}
+            and isinstance(value["pattern"], str)
+        ):
             return None
+        if isinstance(value, Mapping):
+            return (
+                "is a raw event pattern, not a filter made of one",
+                f"pass {prop}=lambda_.FilterCriteria.filter(<this pattern>)",
+            )
         return (
-            f"is {kind_of(value)}, not a dict",
-            "pass each filter as lambda_.FilterCriteria.filter({...}), a dict",
+            f"is {kind_of(value)}, not a filter",
+            f"pass {prop}=lambda_.FilterCriteria.filter(...)",
         )
 
 

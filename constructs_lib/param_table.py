@@ -253,10 +253,10 @@ class Table:
                 problems.append(
                     Problem(
                         param.name,
-                        value,
+                        Token.as_string(value),  # its token, not the number that encodes it
                         "is an unresolved token, but it must be known at synth (the library "
                         "computes with it)",
-                        "pass a plain number",
+                        param.with_example("pass a plain number"),
                     )
                 )
                 value = None

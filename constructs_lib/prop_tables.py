@@ -24,7 +24,7 @@ from constructs_lib import backoff, limits, policy
 from constructs_lib.kinds import (
     AnyOf,
     Choice,
-    Dictionary,
+    FilterPattern,
     Flag,
     Implements,
     Instance,
@@ -361,7 +361,7 @@ CONSUMER = Table(
         Param("enabled", Flag(), "on", "whether the event source polls"),
         Param(
             "filters",
-            SequenceOf(Dictionary(), "dict"),
+            SequenceOf(FilterPattern(), "lambda_.FilterCriteria.filter(...)"),
             "every message",
             "`lambda_.FilterCriteria.filter(...)`; a message matching none is deleted, never "
             "dead-lettered (warns)",

@@ -240,7 +240,11 @@ def _misuse_messages(make_function: FunctionFactory) -> list[str]:
     attempt(lambda: shared.add_dead_letter_consumer(imported_function, function_timeout=S(10)))
     worker = make_function(scope=stack)
     plain = ResilientQueue(stack, "Plain", max_receive_count=2)
-    plain.add_lambda_consumer(worker, visibility_timeout_factor=5, filters=[{"body": {"a": [1]}}])
+    plain.add_lambda_consumer(
+        worker,
+        visibility_timeout_factor=5,
+        filters=[lambda_.FilterCriteria.filter({"body": {"a": [1]}})],
+    )
     attempt(lambda: plain.add_lambda_consumer(worker))
     other = cdk.Stack(
         app, "Elsewhere", env=cdk.Environment(account="222222222222", region="eu-west-1")

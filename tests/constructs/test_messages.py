@@ -6,6 +6,7 @@ from __future__ import annotations
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
 
 from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, RetryBackoff
 from tests.constructs.conftest import FunctionFactory
@@ -180,12 +181,53 @@ def test_a_prop_of_the_wrong_kind_that_the_queue_type_refuses_is_to_be_removed(
     assert f"{prop}=True" not in problem.fix
 
 
-def test_a_filter_that_is_not_a_dict_names_the_list_it_belongs_in(
-    stack: cdk.Stack, make_function: FunctionFactory
+@pytest.mark.parametrize(
+    ("item", "reason"),
+    [
+        ({"body": {"kind": ["order"]}}, "is a raw event pattern, not a filter made of one"),
+        ("body", "is a str, not a filter"),
+    ],
+)
+def test_a_filter_not_made_by_filter_criteria_is_refused_before_cloudformation_sees_it(
+    stack: cdk.Stack, make_function: FunctionFactory, item: object, reason: str
 ) -> None:
+    # A raw pattern would reach the template as a filter without a Pattern.
     queue = ResilientQueue(stack, "Orders")
     with pytest.raises(ParameterTypeError) as raised:
-        queue.add_lambda_consumer(make_function(), filters=["body"])  # type: ignore[list-item]
-    assert "Fix: pass each filter as lambda_.FilterCriteria.filter({...}), a dict" in str(
-        raised.value
-    )
+        queue.add_lambda_consumer(make_function(), filters=[item])  # type: ignore[list-item]
+    message = str(raised.value)
+    assert f"holds at [0] a value that {reason}" in message
+    assert "Fix: pass filters=[lambda_.FilterCriteria.filter(" in message
+
+
+def test_a_list_item_of_the_wrong_kind_gets_a_fix_in_list_form(stack: cdk.Stack) -> None:
+    topic = sns.Topic(stack, "Alerts")
+    with pytest.raises(ParameterTypeError) as raised:
+        ResilientQueue(stack, "Orders", alarm_actions=[topic])  # type: ignore[list-item]
+    message = str(raised.value)
+    assert "alarm_actions=[<aws_cdk.aws_sns.Topic TestStack/Alerts>]: holds at [0]" in message
+    assert "Fix: pass alarm_actions=[cloudwatch_actions.SnsAction(topic), ...]" in message
+
+
+def test_a_scope_outside_any_stack_is_our_error_not_cdks(stack: cdk.Stack) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        ResilientQueue(stack.node.root, "Orders")  # type: ignore[arg-type]
+    [problem] = raised.value.problems
+    assert problem.prop == "scope"
+    assert "outside any Stack" in problem.rule
+
+
+def test_an_empty_construct_id_is_our_error_not_cdks(stack: cdk.Stack) -> None:
+    with pytest.raises(ConfigurationError, match="construct_id='': is empty"):
+        ResilientQueue(stack, "")
+
+
+def test_a_token_factor_is_shown_as_its_token(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    factor = cdk.CfnParameter(stack, "Factor", type="Number").value_as_number
+    queue = ResilientQueue(stack, "Orders")
+    with pytest.raises(ConfigurationError) as raised:
+        queue.add_lambda_consumer(make_function(), visibility_timeout_factor=factor)
+    assert "visibility_timeout_factor='${Token[" in str(raised.value)
+    assert "e.g. visibility_timeout_factor=6" in str(raised.value)

@@ -456,6 +456,14 @@ def reserved_concurrency_problems(
     ]
 
 
+_LONGER_RETENTIONS = (
+    (3600, "Duration.hours(1)"),
+    (24 * 3600, "Duration.days(1)"),
+    (limits.RETENTION_DEFAULT, "Duration.days(4)"),
+    (13 * 24 * 3600, "Duration.days(13)"),
+)
+
+
 def expiry_before_dead_letter_problems(
     max_receive_count: int | None,
     visibility_timeout: int | None,
@@ -474,6 +482,8 @@ def expiry_before_dead_letter_problems(
     needed = max_receive_count * visibility_timeout
     if needed < retention:
         return []
+    # The shortest round retention that would do, below the 14 days of a created DLQ.
+    example = next((text for seconds, text in _LONGER_RETENTIONS if seconds > needed), None)
     return [
         Problem(
             "retention_period",
@@ -481,8 +491,10 @@ def expiry_before_dead_letter_problems(
             f"is not longer than the {needed} s a failing message needs to reach the dead-letter "
             f"queue ({max_receive_count} receives x {visibility_timeout} s visibility timeout): "
             "SQS deletes it by expiry first and it never reaches the DLQ",
-            f"keep messages longer than {needed} s (at most {limits.RETENTION_MAX} s), or lower "
-            "max_receive_count or the function timeout",
+            f"keep messages longer than {needed} s (at most {limits.RETENTION_MAX} s)"
+            + (f", e.g. retention_period={example}" if example else "")
+            + ", or lower max_receive_count or the visibility timeout (with consumers, it "
+            "follows the function timeout)",
         )
     ]
 

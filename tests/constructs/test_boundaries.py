@@ -168,6 +168,21 @@ CONSUMER_CASES = [
         timeout=900,
         visibility_timeout_factor=48.001,
     ),
+    # With a 300 s window, 47 fits (42,600 s) and 48 does not; the factor is named as given.
+    case(
+        None,
+        id="derived-47-window-300",
+        timeout=900,
+        visibility_timeout_factor=47,
+        max_batching_window=S(300),
+    ),
+    case(
+        "visibility_timeout_factor=48: gives a visibility timeout of 43500 s",
+        id="derived-48-window-300",
+        timeout=900,
+        visibility_timeout_factor=48,
+        max_batching_window=S(300),
+    ),
     # An explicit visibility timeout below the derived 180 s (6 x 30 s).
     case(
         "is below the 180 s this queue's consumers need",

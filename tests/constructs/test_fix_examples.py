@@ -281,6 +281,15 @@ BETWEEN = [
     ),
     pytest.param(
         prop_tables.QUEUE,
+        {
+            "retention_period": cdk.Duration.minutes(2),
+            "visibility_timeout": cdk.Duration.seconds(30),
+        },
+        "retention_period",
+        id="retention-shorter-than-the-receives",
+    ),
+    pytest.param(
+        prop_tables.QUEUE,
         {"expected_traffic": cdk.Duration.seconds(90)},
         "expected_traffic",
         id="traffic-not-whole-minutes",

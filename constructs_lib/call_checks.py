@@ -13,7 +13,7 @@ Each returns or raises its findings as ``Problem`` objects, which the call raise
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aws_cdk import Duration, Stack, Token
@@ -22,14 +22,25 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_lib import alarm_tiers, limits, naming, policy, queue_signals
-from constructs_lib.errors import ConfigurationError, Problem
+from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
 from constructs_lib.kinds import kind_of
 from constructs_lib.param_table import Given, Table
 from constructs_lib.prop_tables import QUEUE
 
+_RETENTIONS = ("retention_period", "dead_letter_retention_period")
+_QUEUE_PARAMS = {param.name: param for param in QUEUE.params}
+FIFO_ONLY = ("content_based_deduplication", "deduplication_scope", "fifo_throughput_limit")
+"""The props that apply only to FIFO queues."""
+_ORDER_PROPS = ("retention_period", "dead_letter_queue")
+
 
 def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
-    """Kinds of every argument, and a free construct id, before the construct joins the tree."""
+    """Kinds of every argument, and a free construct id, before the construct joins the tree.
+
+    When an argument is of the wrong kind or the id is taken, the error lists every other
+    problem of the call too (values out of range, and for ``ResilientQueue`` the rules between
+    its props), judged without the arguments of the wrong kind: a user fixes them all at once.
+    """
     scope, construct_id = arguments["scope"], arguments["construct_id"]
 
     def path() -> str:
@@ -37,21 +48,72 @@ def check_new_construct(table: Table, arguments: Mapping[str, Any]) -> None:
             return f"{table.call} {construct_id!r}"
         return "/".join(part for part in (scope.node.path, str(construct_id)) if part)
 
-    table.check_kinds(path, arguments)
-    sibling = scope.node.try_find_child(construct_id)
+    kinds = table.kind_problems(arguments)
+    problems = list(kinds) + _placement_problems(scope, construct_id)
+    sibling = (
+        scope.node.try_find_child(construct_id)
+        if isinstance(scope, Construct) and isinstance(construct_id, str)
+        else None
+    )
     if sibling is not None:
-        raise ConfigurationError(
-            path(),
-            [
-                Problem(
-                    "construct_id",
-                    construct_id,
-                    f"is already the id of {kind_of(sibling)} in {scope.node.path or 'the app'}; "
-                    "construct ids must be unique within their scope",
-                    "choose another id (renaming an existing construct replaces its resources)",
-                )
-            ],
+        problems.append(
+            Problem(
+                "construct_id",
+                construct_id,
+                f"is already the id of {kind_of(sibling)} in {scope.node.path or 'the app'}; "
+                "construct ids must be unique within their scope",
+                "choose another id (renaming an existing construct replaces its resources)",
+            )
         )
+    if not problems:
+        return
+    judged = table.without(arguments, kinds)
+    if table is QUEUE:
+        queue = check_queue(judged)
+        problems = [_fifo_only_kind(p, queue.fifo) for p in problems] + queue.problems
+    else:
+        problems += table.read(judged).problems
+    errors = table.in_order([p for p in problems if p.severity == "error"])
+    raise (ParameterTypeError if kinds else ConfigurationError)(path(), errors)
+
+
+def _placement_problems(scope: object, construct_id: object) -> list[Problem]:
+    """Where the construct would go, as CDK would refuse it (from Node.js, mid-construction)."""
+    problems = []
+    if isinstance(scope, Construct) and not any(
+        isinstance(ancestor, Stack) for ancestor in scope.node.scopes
+    ):
+        problems.append(
+            Problem(
+                "scope",
+                scope,
+                f"is {kind_of(scope)}, outside any Stack; queues, alarms and event sources are "
+                "resources of a stack",
+                "pass scope=stack, a cdk.Stack or a construct inside one",
+            )
+        )
+    if construct_id == "":
+        problems.append(
+            Problem(
+                "construct_id",
+                construct_id,
+                "is empty; only the app itself has an empty id",
+                "pass a name, e.g. construct_id='Orders'",
+            )
+        )
+    return problems
+
+
+def _fifo_only_kind(problem: Problem, fifo: bool) -> Problem:
+    """A FIFO-only prop of the wrong kind on a standard queue (or ``fair`` on a FIFO queue):
+    no value of the right kind would do, so the fix says so rather than offer one."""
+    if not problem.wrong_kind:
+        return problem
+    if not fifo and problem.prop in FIFO_ONLY:
+        return replace(problem, fix="remove it: it applies only to FIFO queues (or set fifo=True)")
+    if fifo and problem.prop == "fair":
+        return replace(problem, fix="remove it: it applies only to standard queues")
+    return problem
 
 
 @dataclass(frozen=True)
@@ -88,6 +150,14 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
         arguments["dead_letter_retention_period"],
         given["dead_letter_retention_period"],
     )
+    if any(
+        given[name] is not None and not _QUEUE_PARAMS[name].in_range(given[name])
+        for name in _RETENTIONS
+    ):
+        # A retention out of range is one problem; its order against the other would repeat it.
+        # (A fraction of a second is judged as the whole seconds its fix offers: the order then
+        # tells whether that value would do.)
+        retention_problems = [p for p in retention_problems if p.prop not in _ORDER_PROPS]
     problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
     problems += _expiry_problems(given, problems, source_retention)
@@ -97,11 +167,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
             Problem(
                 prop, arguments[prop], "applies only to FIFO queues", "remove it, or set fifo=True"
             )
-            for prop in (
-                "content_based_deduplication",
-                "deduplication_scope",
-                "fifo_throughput_limit",
-            )
+            for prop in FIFO_ONLY
             if arguments[prop] is not None
         ]
     problems += queue_signals.signal_problems(fifo, given["expected_traffic"], arguments["fair"])
@@ -168,8 +234,8 @@ def _dead_letter_retention(
                 None,
                 f"is not set, and the retention of the imported dead_letter_queue {shown} cannot "
                 "be read, so no DLQ expiry alarm is made: dead letters could expire unseen",
-                "pass dead_letter_retention_period=Duration.days(N) with the retention that "
-                "queue has (the alarm then fires at half the time a dead letter has left)",
+                "pass the retention that queue has, e.g. dead_letter_retention_period="
+                "Duration.days(14) (the alarm then fires at half the time a dead letter has left)",
                 severity="warning",
             )
         ], None
@@ -190,11 +256,17 @@ def _created_order_problems(
     fix offered is one the user can apply (a DLQ already at 14 days cannot be lengthened)."""
     if fifo or source is None or dead_letter is None or source < dead_letter:
         return []
-    fixes = [f"shorten retention_period below {dead_letter} s"]
+    fixes = []
+    shorter = _retention_below(dead_letter)
+    if shorter is not None:
+        fixes.append(
+            f"shorten retention_period below {dead_letter} s, e.g. retention_period={shorter}"
+        )
     if dead_letter < limits.RETENTION_MAX:
         fixes.append(
             f"lengthen dead_letter_retention_period above {source} s (at most "
-            f"{limits.RETENTION_MAX} s, 14 days)"
+            f"{limits.RETENTION_MAX} s, 14 days), e.g. dead_letter_retention_period="
+            "Duration.days(14)"
         )
     return [
         Problem(
@@ -206,6 +278,20 @@ def _created_order_problems(
             " or ".join(fixes),
         )
     ]
+
+
+# Retentions a fix may offer, longest first: SQS's default, then shorter round values.
+_RETENTION_EXAMPLES = (
+    (limits.RETENTION_DEFAULT, "Duration.days(4)"),
+    (24 * 3600, "Duration.days(1)"),
+    (3600, "Duration.hours(1)"),
+    (600, "Duration.minutes(10)"),
+)
+
+
+def _retention_below(seconds: int) -> str | None:
+    """The longest example retention shorter than ``seconds``, as the user would write it."""
+    return next((text for value, text in _RETENTION_EXAMPLES if value < seconds), None)
 
 
 def _given_order_problems(

@@ -124,7 +124,7 @@ def _timeout_needed(function: lambda_.IFunction, given_unresolved: bool) -> Prob
             None,
             f"is an unresolved token, but the timeout of {naming.display(function)} must be known at "
             "synth: the queue's visibility timeout is derived from it",
-            "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
+            "pass the function's configured timeout, e.g. function_timeout=Duration.seconds(30)",
         )
     return Problem(
         "function_timeout",
@@ -132,7 +132,7 @@ def _timeout_needed(function: lambda_.IFunction, given_unresolved: bool) -> Prob
         f"is required for {naming.display(function)}, whose timeout the app cannot see "
         "(an imported function, alias or version, or a timeout that is a token); the queue's "
         "visibility timeout is derived from it",
-        "pass function_timeout=Duration.seconds(N) with the function's configured timeout",
+        "pass the function's configured timeout, e.g. function_timeout=Duration.seconds(30)",
     )
 
 

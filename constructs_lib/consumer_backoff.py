@@ -27,7 +27,7 @@ import jsii
 from aws_cdk import Annotations, AssetHashType, Stack
 from aws_cdk import aws_lambda as lambda_
 
-from constructs_lib import limits, naming, prop_tables
+from constructs_lib import limits, naming, policy, prop_tables
 from constructs_lib.backoff import Backoff, BackoffError
 from constructs_lib.errors import ParameterTypeError, Problem
 from constructs_lib.param_table import Table
@@ -164,31 +164,47 @@ def backoff_layer(stack: Stack) -> lambda_.LayerVersion:
 # --- checks -----------------------------------------------------------------------------------
 
 
-def check_kinds(table: Table, path: Callable[[], str], arguments: Mapping[str, object]) -> None:
-    """``table.check_kinds`` of a consumer call, with the kinds of its ``retry_backoff``'s
-    fields (``retry_backoff.base`` ...): every argument of the wrong kind, listed at once."""
-    problems: list[Problem] = []
-    try:
-        table.check_kinds(path, arguments)
-    except ParameterTypeError as error:
-        problems += error.problems
+def check_kinds(
+    table: Table, path: Callable[[], str], arguments: Mapping[str, object], fifo: bool = False
+) -> None:
+    """The kinds of a consumer call's arguments and of its ``retry_backoff``'s fields
+    (``retry_backoff.base`` ...). When any is of the wrong kind, one ``ParameterTypeError``
+    lists them with every other value out of range and the batching rules, judged without
+    them: every problem of the call at once."""
+    kinds = table.kind_problems(arguments)
+    if fifo:
+        # No window of the right kind would do on a FIFO queue: say so rather than offer one.
+        kinds = [
+            dataclasses.replace(p, fix="remove it: FIFO queues take no batching window")
+            if p.prop == "max_batching_window"
+            else p
+            for p in kinds
+        ]
     retry = arguments.get("retry_backoff")
+    field_kinds: list[Problem] = []
     if isinstance(retry, RetryBackoff):
-        problems += _field_kind_problems(retry, path)
-    if problems:
-        raise ParameterTypeError(path(), problems)
+        field_kinds = prop_tables.RETRY_BACKOFF.kind_problems(_fields(retry))
+    if not kinds and not field_kinds:
+        return
+    given = table.read(table.without(arguments, kinds), fifo)
+    problems = kinds + given.problems
+    if not any(p.prop in ("batch_size", "max_batching_window") for p in problems):
+        problems += policy.batching_problems(
+            fifo, given["batch_size"], given["max_batching_window"]
+        )
+    if isinstance(retry, RetryBackoff):
+        fields = _fields(retry)
+        problems += _prefixed(
+            field_kinds
+            + prop_tables.RETRY_BACKOFF.read(
+                prop_tables.RETRY_BACKOFF.without(fields, field_kinds)
+            ).problems
+        )
+    raise ParameterTypeError(path(), table.in_order(problems))
 
 
 def _fields(retry: RetryBackoff) -> dict[str, object]:
     return {name: getattr(retry, name) for name in prop_tables.RETRY_BACKOFF.names}
-
-
-def _field_kind_problems(retry: RetryBackoff, path: Callable[[], str]) -> list[Problem]:
-    try:
-        prop_tables.RETRY_BACKOFF.check_kinds(path, _fields(retry))
-    except ParameterTypeError as error:
-        return _prefixed(error.problems)
-    return []
 
 
 def _field_problems(retry: RetryBackoff) -> list[Problem]:

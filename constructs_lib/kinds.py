@@ -27,7 +27,13 @@ class Kind:
     accepts: str = ""
     """In the docs' and the messages' words, e.g. ``an int``."""
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    neutral: object = None
+    """What stands for a value of the wrong kind while the call's other arguments are judged:
+    nothing to judge (``None``), no items, or a feature off."""
+
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
+        """Why ``value`` is not of this kind and the fix, or None. ``example``: a valid value
+        of the parameter, as Python text, for the fix to offer."""
         raise NotImplementedError
 
 
@@ -38,24 +44,17 @@ class Whole(Kind):
     units: str
     accepts: str = "an `int`"
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return None
         if isinstance(value, float):
             if math.isfinite(value) and Token.is_unresolved(value):
                 return None
-            if math.isfinite(value) and value.is_integer():
-                fix = f"pass {prop}={int(value)}"
-            else:
-                fix = f"pass a whole number of {self.units} as an int"
             return (
                 f"is a float; AWS counts whole {self.units}, so a float is refused, not rounded",
-                fix,
+                _whole_fix(prop, self.units, example),
             )
-        return (
-            f"is {kind_of(value)}, not a number",
-            f"pass a whole number of {self.units} as an int",
-        )
+        return f"is {kind_of(value)}, not a number", _whole_fix(prop, self.units, example)
 
 
 @dataclass(frozen=True)
@@ -64,10 +63,10 @@ class Number(Kind):
 
     accepts: str = "an `int` or a `float`"
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return None
-        return f"is {kind_of(value)}, not a number", f"pass a number such as {prop}=6"
+        return f"is {kind_of(value)}, not a number", f"pass a number such as {prop}={example or 6}"
 
 
 @dataclass(frozen=True)
@@ -76,21 +75,25 @@ class Seconds(Kind):
 
     accepts: str = "an `aws_cdk.Duration` of whole seconds"
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, Duration):
             return None
-        seconds = value if isinstance(value, int) and not isinstance(value, bool) else 30
-        return (
-            f"is {kind_of(value)}, not an aws_cdk.Duration",
-            f"pass {prop}=Duration.seconds({seconds}) (or Duration.minutes, Duration.days)",
-        )
+        fix = f"pass an aws_cdk.Duration, e.g. {prop}={example or 'Duration.minutes(5)'}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # A bare number has no unit: say what it is in seconds without offering it as the
+            # value to pass (it may be out of range, or the number of days the user meant).
+            fix += f"; a bare number has no unit: {value:g} seconds is Duration.seconds({value:g})"
+        else:
+            fix += " (Duration.seconds, Duration.minutes, Duration.hours or Duration.days)"
+        return f"is {kind_of(value)}, not an aws_cdk.Duration", fix
 
 
 @dataclass(frozen=True)
 class Flag(Kind):
     accepts: str = "a `bool`"
+    neutral: object = False
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, bool):
             return None
         return f"is {kind_of(value)}, not a bool", f"pass {prop}=True or {prop}=False"
@@ -100,7 +103,7 @@ class Flag(Kind):
 class Text(Kind):
     accepts: str = "a `str`"
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, str):
             return None
         return f"is {kind_of(value)}, not a str", f"pass {prop} as a str"
@@ -116,7 +119,7 @@ class Choice(Kind):
     def accepts(self) -> str:  # type: ignore[override]
         return "one of " + ", ".join(f'`"{c}"`' for c in self.choices)
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, str):
             return None
         return f"is {kind_of(value)}, not a str", f'pass {prop}="{self.choices[0]}"'
@@ -137,7 +140,7 @@ class Instance(Kind):
     def matches(self, value: object) -> bool:
         return isinstance(value, self.cls)
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if self.matches(value):
             return None
         return f"is {kind_of(value)}, not a {self.label}", f"pass {prop}={self.example}"
@@ -159,17 +162,22 @@ class SequenceOf(Kind):
 
     item: Kind
     noun: str
+    neutral: object = ()
 
     @property
     def accepts(self) -> str:  # type: ignore[override]
         return f"a list of `{self.noun}`"
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if isinstance(value, (list, tuple)):
             for index, item in enumerate(value):
-                reason = self.item.wrong(f"{prop}[{index}]", item)
+                reason = self.item.wrong(prop, item)
                 if reason is not None:
-                    return f"holds at [{index}] a value that {reason[0]}", reason[1]
+                    # The item's fix ("pass alarm_actions=X"), as the list it goes in.
+                    fix = reason[1]
+                    if fix.startswith(f"pass {prop}="):
+                        fix = f"pass {prop}=[{fix.removeprefix(f'pass {prop}=')}, ...]"
+                    return f"holds at [{index}] a value that {reason[0]}", fix
             return None
         if self.item.wrong(prop, value) is None:
             return (
@@ -180,13 +188,29 @@ class SequenceOf(Kind):
 
 
 @dataclass(frozen=True)
-class Dictionary(Kind):
-    accepts: str = "a `dict`"
+class FilterPattern(Kind):
+    """One filter of a Lambda event source, as ``lambda_.FilterCriteria.filter(...)`` makes it:
+    a dict whose only key, ``pattern``, holds the pattern as JSON text. A raw pattern
+    (``{"body": ...}``) would reach CloudFormation as a filter without a pattern."""
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
-        if isinstance(value, Mapping):
+    accepts: str = "a `dict` from `lambda_.FilterCriteria.filter(...)`"
+
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
+        if (
+            isinstance(value, Mapping)
+            and set(value) == {"pattern"}
+            and isinstance(value["pattern"], str)
+        ):
             return None
-        return f"is {kind_of(value)}, not a dict", "pass lambda_.FilterCriteria.filter({...})"
+        if isinstance(value, Mapping):
+            return (
+                "is a raw event pattern, not a filter made of one",
+                f"pass {prop}=lambda_.FilterCriteria.filter(<this pattern>)",
+            )
+        return (
+            f"is {kind_of(value)}, not a filter",
+            f"pass {prop}=lambda_.FilterCriteria.filter(...)",
+        )
 
 
 @dataclass(frozen=True)
@@ -197,7 +221,7 @@ class Pair(Kind):
     example: str
     accepts: str = "a `tuple` of two `int` (minimum, maximum)"
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         fix = f"pass {prop}={self.example}"
         if not isinstance(value, tuple):
             return f"is {kind_of(value)}, not a tuple (minimum, maximum)", fix
@@ -222,11 +246,17 @@ class AnyOf(Kind):
         labels = [kind.accepts for kind in self.kinds]
         return ", ".join(labels[:-1]) + " or " + labels[-1]
 
-    def wrong(self, prop: str, value: object) -> tuple[str, str] | None:
+    def wrong(self, prop: str, value: object, example: str = "") -> tuple[str, str] | None:
         if any(kind.matches(value) for kind in self.kinds):
             return None
         names = " or ".join(kind.label for kind in self.kinds)
         return f"is {kind_of(value)}, not {names}", f"pass {prop}={self.example}"
+
+
+def _whole_fix(prop: str, units: str, example: str) -> str:
+    if example:
+        return f"pass a whole number of {units} as an int, e.g. {prop}={example}"
+    return f"pass a whole number of {units} as an int"
 
 
 # --- reading a value's kind, for the messages -------------------------------------------------

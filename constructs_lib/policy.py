@@ -260,7 +260,7 @@ def batching_problems(
         return [
             Problem(
                 "max_batching_window",
-                batching_window or 0,
+                batching_window,
                 f"must be at least {limits.BATCHING_WINDOW_MIN_FOR_LARGE_BATCH} second when batch_size "
                 f"({batch_size}) is above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW}",
                 f"set max_batching_window=Duration.seconds(1) or more, or a batch_size of at most "
@@ -281,8 +281,35 @@ def function_timeout_problems(prop: str, function_timeout: int | None) -> list[P
     )
 
 
-def visibility_factor_problems(factor: float) -> list[Problem]:
-    """The warning for a factor below AWS's 6 (the least factor, 1, is a declared range)."""
+def visibility_factor_problems(
+    factor: float, function_timeout: int | None = None, batching_window: int | None = None
+) -> list[Problem]:
+    """The factor against SQS's longest visibility timeout (with the function's timeout and
+    the window, when known), and the warning for a factor below AWS's 6 (the least factor, 1,
+    is a declared range)."""
+    window = batching_window or 0
+    if (
+        function_timeout is not None
+        and function_timeout <= limits.FUNCTION_TIMEOUT_MAX
+        and factor >= 1
+        and window <= limits.BATCHING_WINDOW_MAX
+    ):
+        derived = derived_visibility_timeout(function_timeout, window, factor)
+        if derived > limits.VISIBILITY_TIMEOUT_MAX:
+            # The largest whole factor that fits; at least 1, as 900 s + 300 s fit in 12 hours.
+            fitting = max(1, (limits.VISIBILITY_TIMEOUT_MAX - window) // function_timeout)
+            return [
+                Problem(
+                    "visibility_timeout_factor",
+                    factor,
+                    f"gives a visibility timeout of {derived} s ({factor:g} x function timeout "
+                    f"{function_timeout} s + batching window {window} s), above SQS's maximum "
+                    f"of {limits.VISIBILITY_TIMEOUT_MAX} s",
+                    f"lower the factor to at most {fitting}, the most that fits, e.g. "
+                    f"visibility_timeout_factor={fitting}, or shorten the function timeout or "
+                    "the batching window",
+                )
+            ]
     if 1 <= factor < limits.VISIBILITY_TIMEOUT_FACTOR:
         return [
             Problem(
@@ -429,6 +456,14 @@ def reserved_concurrency_problems(
     ]
 
 
+_LONGER_RETENTIONS = (
+    (3600, "Duration.hours(1)"),
+    (24 * 3600, "Duration.days(1)"),
+    (limits.RETENTION_DEFAULT, "Duration.days(4)"),
+    (13 * 24 * 3600, "Duration.days(13)"),
+)
+
+
 def expiry_before_dead_letter_problems(
     max_receive_count: int | None,
     visibility_timeout: int | None,
@@ -447,6 +482,8 @@ def expiry_before_dead_letter_problems(
     needed = max_receive_count * visibility_timeout
     if needed < retention:
         return []
+    # The shortest round retention that would do, below the 14 days of a created DLQ.
+    example = next((text for seconds, text in _LONGER_RETENTIONS if seconds > needed), None)
     return [
         Problem(
             "retention_period",
@@ -454,8 +491,10 @@ def expiry_before_dead_letter_problems(
             f"is not longer than the {needed} s a failing message needs to reach the dead-letter "
             f"queue ({max_receive_count} receives x {visibility_timeout} s visibility timeout): "
             "SQS deletes it by expiry first and it never reaches the DLQ",
-            f"keep messages longer than {needed} s (at most {limits.RETENTION_MAX} s), or lower "
-            "max_receive_count or the function timeout",
+            f"keep messages longer than {needed} s (at most {limits.RETENTION_MAX} s)"
+            + (f", e.g. retention_period={example}" if example else "")
+            + ", or lower max_receive_count or the visibility timeout (with consumers, it "
+            "follows the function timeout)",
         )
     ]
 

@@ -24,7 +24,7 @@ from constructs_lib import backoff, limits, policy
 from constructs_lib.kinds import (
     AnyOf,
     Choice,
-    Dictionary,
+    FilterPattern,
     Flag,
     Implements,
     Instance,
@@ -82,6 +82,7 @@ QUEUE = Table(
             f"below {limits.LAMBDA_MIN_RECEIVE_COUNT} warns once a Lambda consumer is added",
             range=Range(limits.MAX_RECEIVE_COUNT_MIN, limits.MAX_RECEIVE_COUNT_MAX),
             fix="choose how many receives a message gets before it moves to the DLQ, within SQS's range",
+            example="5",
         ),
         Param(
             "retention_period",
@@ -91,6 +92,7 @@ QUEUE = Table(
             optional=True,
             range=_RETENTION,
             fix=_SECONDS_FIX,
+            example="Duration.days(4)",
         ),
         Param(
             "dead_letter_retention_period",
@@ -101,6 +103,7 @@ QUEUE = Table(
             optional=True,
             range=_RETENTION,
             fix=f"{_SECONDS_FIX}; 14 days gives the most time to inspect failures",
+            example="Duration.days(14)",
         ),
         Param(
             "visibility_timeout",
@@ -109,7 +112,9 @@ QUEUE = Table(
             "below the derived value is an error",
             optional=True,
             range=Range(limits.VISIBILITY_TIMEOUT_MIN, limits.VISIBILITY_TIMEOUT_MAX, "s"),
-            fix="remove visibility_timeout to let the library derive it from the consumers",
+            fix="remove visibility_timeout to let the library derive it from the consumers, or "
+            "give one within SQS's range",
+            example="Duration.minutes(3)",
         ),
         Param(
             "max_message_size",
@@ -119,7 +124,8 @@ QUEUE = Table(
             optional=True,
             range=Range(limits.MESSAGE_SIZE_MIN, limits.MESSAGE_SIZE_MAX, "bytes"),
             fix=f"choose a size from {limits.MESSAGE_SIZE_MIN} to {limits.MESSAGE_SIZE_MAX} bytes "
-            "(1 MiB), or leave it unset for SQS's default of 1 MiB",
+            "(or leave it unset for SQS's default of 1 MiB)",
+            example="262144",
         ),
         Param(
             "encryption_key",
@@ -219,6 +225,7 @@ QUEUE = Table(
                 why="the in-flight quota, past which consumers stall",
             ),
             fix="leave it unset for a tenth of the in-flight quota, or pick a value in range",
+            example="12000",
         ),
         Param(
             "removal_policy",
@@ -239,9 +246,11 @@ QUEUE = Table(
                 limits.ALARM_EVALUATION_RANGE_MAX,
                 "s",
                 why="CloudWatch evaluates an alarm over at most 7 days",
+                step=limits.ALARM_PERIOD_MULTIPLE,
             ),
             fix="pass the longest time without a message that is still normal, from "
             "Duration.minutes(1) to Duration.days(7)",
+            example="Duration.hours(1)",
         ),
         Param(
             "fair",
@@ -295,6 +304,7 @@ CONSUMER = Table(
                 fifo_high=limits.BATCH_SIZE_MAX_FIFO,
             ),
             fix="choose a batch size within Lambda's range for this queue type",
+            example="10",
         ),
         Param(
             "max_batching_window",
@@ -303,7 +313,9 @@ CONSUMER = Table(
             "none on FIFO",
             optional=True,
             range=Range(0, limits.BATCHING_WINDOW_MAX, "s"),
-            fix=f"choose a window of at most {limits.BATCHING_WINDOW_MAX} seconds",
+            fix=f"choose a window of at most {limits.BATCHING_WINDOW_MAX} seconds (above 0 only on a "
+            "standard queue)",
+            example="Duration.seconds(1)",
         ),
         Param(
             "max_concurrency",
@@ -314,6 +326,7 @@ CONSUMER = Table(
             range=Range(limits.MAX_CONCURRENCY_MIN, limits.MAX_CONCURRENCY_MAX),
             fix=f"choose a maximum concurrency from {limits.MAX_CONCURRENCY_MIN} to "
             f"{limits.MAX_CONCURRENCY_MAX}, or leave it unset",
+            example="10",
         ),
         Param(
             "report_batch_item_failures",
@@ -331,7 +344,8 @@ CONSUMER = Table(
                 None,
                 why="the queue's visibility timeout may not be shorter than the function timeout",
             ),
-            fix=f"use the recommended {limits.VISIBILITY_TIMEOUT_FACTOR}",
+            fix="use the factor AWS recommends",
+            example="6",
         ),
         Param(
             "function_timeout",
@@ -342,11 +356,12 @@ CONSUMER = Table(
             range=Range(limits.FUNCTION_TIMEOUT_MIN, limits.FUNCTION_TIMEOUT_MAX, "s"),
             fix=f"give the function's real timeout (Lambda allows {limits.FUNCTION_TIMEOUT_MIN} "
             f"to {limits.FUNCTION_TIMEOUT_MAX} seconds)",
+            example="Duration.seconds(30)",
         ),
         Param("enabled", Flag(), "on", "whether the event source polls"),
         Param(
             "filters",
-            SequenceOf(Dictionary(), "dict"),
+            SequenceOf(FilterPattern(), "lambda_.FilterCriteria.filter(...)"),
             "every message",
             "`lambda_.FilterCriteria.filter(...)`; a message matching none is deleted, never "
             "dead-lettered (warns)",
@@ -378,6 +393,7 @@ RETRY_BACKOFF = Table(
             "the wait after the first failed receive",
             range=_WAIT,
             fix="choose a first wait within ChangeMessageVisibility's 0-12 hours",
+            example="Duration.seconds(10)",
         ),
         Param(
             "factor",
@@ -386,6 +402,7 @@ RETRY_BACKOFF = Table(
             "each wait is the previous one x factor (1: a constant wait)",
             range=Range(1, 10),
             fix="choose a growth factor from 1 to 10 (2 doubles each wait)",
+            example="2",
         ),
         Param(
             "cap",
@@ -394,6 +411,7 @@ RETRY_BACKOFF = Table(
             "the longest wait; at least `base`",
             range=_WAIT,
             fix="choose a longest wait within ChangeMessageVisibility's 0-12 hours",
+            example="Duration.minutes(15)",
         ),
         Param(
             "jitter",
@@ -402,6 +420,7 @@ RETRY_BACKOFF = Table(
             "the fraction of each wait drawn at random (0: none; 1: from 0 to the wait)",
             range=Range(0, 1),
             fix="choose a fraction from 0 to 1 (0.5 spreads retries without halving them)",
+            example="0.5",
         ),
         Param(
             "layer",

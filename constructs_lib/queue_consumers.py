@@ -81,7 +81,9 @@ class QueueConsumers:
     def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
         function: lambda_.IFunction = arguments["function"]
-        consumer_backoff.check_kinds(table, lambda: self.scope.node.path, arguments)
+        consumer_backoff.check_kinds(
+            table, lambda: self.scope.node.path, arguments, self.consumed.fifo
+        )
         given = table.read(arguments, self.consumed.fifo)
         unresolved = list(given.unresolved)
         problems = self._queue_problems(function)
@@ -94,7 +96,7 @@ class QueueConsumers:
         factor: float | None = given["visibility_timeout_factor"]
         problems += policy.batching_problems(self.consumed.fifo, given["batch_size"], window)
         if factor is not None:
-            problems += policy.visibility_factor_problems(factor)
+            problems += policy.visibility_factor_problems(factor, timeout, window)
         problems += self._receive_problems()
         backoff_plan, backoff_problems = self._backoff_plan(
             arguments.get("retry_backoff"), function, arguments["report_batch_item_failures"]

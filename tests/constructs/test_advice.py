@@ -53,7 +53,7 @@ def test_an_imported_dlq_of_unknown_retention_gets_no_expiry_alarm_but_a_warning
     assert len(list(queue.alarms)) == 3
     [warning] = warnings_matching(stack, "no DLQ expiry alarm")
     assert IMPORTED_DLQ_ARN in warning
-    assert "Fix: pass dead_letter_retention_period=Duration.days(N)" in warning
+    assert "Fix: pass the retention that queue has, e.g. dead_letter_retention_period=" in warning
 
 
 def test_an_imported_dlq_with_its_retention_stated_gets_the_expiry_alarm(
@@ -240,7 +240,11 @@ def _misuse_messages(make_function: FunctionFactory) -> list[str]:
     attempt(lambda: shared.add_dead_letter_consumer(imported_function, function_timeout=S(10)))
     worker = make_function(scope=stack)
     plain = ResilientQueue(stack, "Plain", max_receive_count=2)
-    plain.add_lambda_consumer(worker, visibility_timeout_factor=5, filters=[{"body": {"a": [1]}}])
+    plain.add_lambda_consumer(
+        worker,
+        visibility_timeout_factor=5,
+        filters=[lambda_.FilterCriteria.filter({"body": {"a": [1]}})],
+    )
     attempt(lambda: plain.add_lambda_consumer(worker))
     other = cdk.Stack(
         app, "Elsewhere", env=cdk.Environment(account="222222222222", region="eu-west-1")

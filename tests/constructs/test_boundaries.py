@@ -168,6 +168,21 @@ CONSUMER_CASES = [
         timeout=900,
         visibility_timeout_factor=48.001,
     ),
+    # With a 300 s window, 47 fits (42,600 s) and 48 does not; the factor is named as given.
+    case(
+        None,
+        id="derived-47-window-300",
+        timeout=900,
+        visibility_timeout_factor=47,
+        max_batching_window=S(300),
+    ),
+    case(
+        "visibility_timeout_factor=48: gives a visibility timeout of 43500 s",
+        id="derived-48-window-300",
+        timeout=900,
+        visibility_timeout_factor=48,
+        max_batching_window=S(300),
+    ),
     # An explicit visibility timeout below the derived 180 s (6 x 30 s).
     case(
         "is below the 180 s this queue's consumers need",
@@ -310,8 +325,12 @@ def test_unresolved_tokens_are_not_judged_but_warned_about(stack: cdk.Stack) -> 
 def test_fails_with_a_clear_type_error_for_plain_numbers(stack: cdk.Stack, prop: str) -> None:
     with pytest.raises(TypeError) as raised:
         ResilientQueue(stack, "Orders", **{prop: 300})
-    assert f"{prop}=300: is an int, not an aws_cdk.Duration" in str(raised.value)
-    assert f"Fix: pass {prop}=Duration.seconds(300)" in str(raised.value)
+    message = str(raised.value)
+    assert f"{prop}=300: is an int, not an aws_cdk.Duration" in message
+    # The example offered is the prop's own valid one; the bare number's reading in seconds
+    # is named without being offered as the value (it may be out of range, or meant as days).
+    assert f"Fix: pass an aws_cdk.Duration, e.g. {prop}=Duration." in message
+    assert "a bare number has no unit: 300 seconds is Duration.seconds(300)" in message
 
 
 def test_fails_with_a_clear_type_error_for_a_plain_batching_window(

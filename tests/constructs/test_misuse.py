@@ -131,7 +131,12 @@ def test_fails_for_none_as_the_function(stack: cdk.Stack) -> None:
 
 @pytest.mark.parametrize(
     ("value", "fix"),
-    [(5.0, "pass max_receive_count=5"), (5.5, "pass a whole number of receives as an int")],
+    [
+        # A whole float in range is offered back as the int; another gets the prop's example.
+        (7.0, "pass a whole number of receives as an int, e.g. max_receive_count=7"),
+        (5.5, "pass a whole number of receives as an int, e.g. max_receive_count=5"),
+        (0.0, "pass a whole number of receives as an int, e.g. max_receive_count=5"),
+    ],
 )
 def test_a_float_where_aws_counts_whole_units_is_refused_not_rounded(
     stack: cdk.Stack, value: float, fix: str
@@ -159,9 +164,12 @@ def test_a_string_is_never_a_number(stack: cdk.Stack) -> None:
 def test_a_duration_of_a_fraction_of_a_second_is_refused(
     stack: cdk.Stack, duration: cdk.Duration
 ) -> None:
-    with pytest.raises(ConfigurationError, match="AWS counts whole seconds here") as raised:
+    with pytest.raises(
+        ConfigurationError, match="AWS counts visibility_timeout in whole seconds"
+    ) as raised:
         ResilientQueue(stack, "Orders", visibility_timeout=duration)
     assert [p.prop for p in raised.value.problems] == ["visibility_timeout"]
+    assert "fractions are refused, not rounded" in str(raised.value)
 
 
 def test_a_duration_of_whole_seconds_in_other_units_is_accepted(stack: cdk.Stack) -> None:

@@ -212,7 +212,9 @@ def test_a_value_of_the_wrong_kind_is_our_type_error(
         call(table, name, value)
 
     assert isinstance(raised.value, ParameterTypeError)
-    assert not isinstance(raised.value, ConfigurationError)
+    # One error for every problem of the call: a ConfigurationError as well as a TypeError.
+    assert isinstance(raised.value, ConfigurationError)
+    assert any(p.wrong_kind for p in raised.value.problems)
     shown = f"retry_backoff.{name}" if table == "RetryBackoff" else name
     assert f"  - {shown}=" in str(raised.value)
     assert "Fix: " in str(raised.value)
@@ -249,6 +251,7 @@ def test_every_wrong_argument_of_one_call_is_listed_at_once() -> None:
         ResilientQueue(stack, "Many", fifo="yes", max_receive_count=5.0, retention_period=300)  # type: ignore[arg-type]
     message = str(raised.value)
     assert message.startswith("TypeStack/Many: 3 arguments of the wrong type:")
+    assert isinstance(raised.value, ConfigurationError)
     for name in ("fifo", "max_receive_count", "retention_period"):
         assert f"  - {name}=" in message
 

@@ -37,10 +37,10 @@ SKIPPED = "skipped"
 # A JSON or YAML file that does not claim to be a template: no finding, counted and listed.
 NOT_TEMPLATE = "not_template"
 
-# A template key at the start of a line ("Resources:", '  "Resources": {'): what a template
-# that fails to parse still shows of itself.
+# A template key as a key: at the start of a line ("Resources:"), or after a JSON brace or comma
+# ('{"Resources": {'): what a template that fails to parse still shows of itself.
 _CLAIMED_KEY = re.compile(
-    r"^[ \t]*[\"']?(?:" + "|".join(TEMPLATE_KEYS) + r")[\"']?[ \t]*:", re.MULTILINE
+    r"(?:^|[{,])[ \t]*[\"']?(?:" + "|".join(TEMPLATE_KEYS) + r")[\"']?[ \t]*:", re.MULTILINE
 )
 
 

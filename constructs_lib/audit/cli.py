@@ -28,6 +28,7 @@ from constructs_lib.audit.cli_options import (
 )
 from constructs_lib.audit.inputs import deployed, discovery, objects
 from constructs_lib.audit.metrics import request as metrics_request
+from constructs_lib.audit.report.words import plural
 
 if TYPE_CHECKING:
     from constructs_lib.audit.metrics.aggregate import MetricsInput
@@ -129,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.workers is not None:
             build_parser().error(
                 f"--workers {args.workers} sets the local engine's parsing processes, but "
-                f"--engine auto chooses Spark for {len(files):,} files: give --engine local to "
+                f"--engine auto chooses Spark for {plural(len(files), 'file')}: give --engine "
+                "local to "
                 "parse them on this machine, or drop --workers (Spark takes its cores from "
                 "--master or the cluster)"
             )
@@ -137,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for module in SPARK_MODULES:
                 optional.check(
                     module,
-                    f"the Spark engine, which --engine auto chooses for {len(files):,} files "
+                    f"the Spark engine, which --engine auto chooses for "
+                    f"{plural(len(files), 'file')} "
                     "(--engine local keeps them on this machine),",
                 )
         except optional.MissingExtra as error:
@@ -152,17 +155,24 @@ def _run(
     accepts: acceptance.Acceptance,
     metrics: metrics_request.MetricsRequest | None,
 ) -> int:
-    """Audit, write the report (and the baseline), and give the exit status."""
+    """Audit, write the report (and the baseline), and give the exit status.
+
+    A run with ``--write-baseline`` records the findings and is no gate: it exits 0 once the
+    baseline is written (3 when it could not finish), whatever it found."""
+    gate = report.Gate(args.fail_on, args.fail_on_changed)
     try:
         with _audit(args, files, overrides, accepts, metrics) as result:
-            _write(report.stream(args.format, result, docs_url=args.docs_url), args.output)
+            _write(
+                report.stream(args.format, result, docs_url=args.docs_url, gate=gate),
+                args.output,
+            )
             summary = report.summarize(result)
             if args.write_baseline:
                 recorded = baseline.write(args.write_baseline, result.findings)
                 if not args.quiet:
                     print(
-                        f"queue-audit: wrote {recorded:,} findings to the baseline "
-                        f"{args.write_baseline}",
+                        f"queue-audit: wrote {plural(recorded, 'finding')} to the baseline "
+                        f"{args.write_baseline} (exit status 0: a recording run is no gate)",
                         file=sys.stderr,
                     )
     except metrics_request.MetricsInputError as error:  # nothing was audited
@@ -173,7 +183,9 @@ def _run(
             file=sys.stderr,
         )
         return EXIT_NOT_FINISHED
-    return report.exit_status(summary, args.fail_on, args.fail_on_changed)
+    if args.write_baseline:
+        return 0
+    return gate.status(summary)
 
 
 def _write(pieces: Iterable[str], output: str | None) -> None:
@@ -344,7 +356,11 @@ class _Progress:
         self.last, self.shown = now, True
         end = "\n" if done == total or not self.terminal else ""
         prefix = "\r" if self.terminal else ""
-        print(f"{prefix}queue-audit: read {done:,} of {total:,} files", end=end, file=sys.stderr)
+        print(
+            f"{prefix}queue-audit: read {done:,} of {plural(total, 'file')}",
+            end=end,
+            file=sys.stderr,
+        )
         sys.stderr.flush()
 
 

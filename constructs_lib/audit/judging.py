@@ -7,7 +7,7 @@ The single-process engine (``engine.py``) calls these over dictionaries, the Spa
 
 from __future__ import annotations
 
-from constructs_lib.audit import model, rules, suppressions
+from constructs_lib.audit import model, rules, suppressions, templates
 from constructs_lib.audit.model import EdgeRow, Finding, ResourceRow
 
 _ROLE_LABEL = {
@@ -36,7 +36,7 @@ def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
         )
         for n in parsed.notes
     ]
-    if parsed.file.status != "ok":
+    if parsed.file.status not in ("ok", templates.NOT_TEMPLATE):
         findings.append(
             rules.unparseable_finding(parsed.file.file, parsed.file.stack, parsed.file.error)
         )

@@ -402,6 +402,9 @@ class Finding:
     account: str = ""
     region: str = ""
     physical: str = ""
+    # The template of the queue the finding is about, when it is not the finding's own (a
+    # consumer in another stack, judged with the queue it imports); "" when it is the same.
+    queue_template: str = ""
 
     def __post_init__(self) -> None:
         if not self.account and not self.region:
@@ -439,6 +442,7 @@ class Finding:
             "account": self.account,
             "region": self.region,
             "physical": self.physical,
+            "queue_template": self.queue_template,
         }
 
 

@@ -27,11 +27,30 @@ class TemplateError(ValueError):
     """A file that is not a CloudFormation template we can read."""
 
 
+class NotATemplate(TemplateError):
+    """A JSON or YAML document that does not claim to be a template (no
+    ``AWSTemplateFormatVersion``, ``Resources`` nor ``Transform``): a workflow, a site's
+    configuration, a package manifest. Skipped and counted, never a QR901."""
+
+
+class InvalidSyntax(TemplateError):
+    """Text that is not valid JSON or YAML (whether it meant to be a template is the caller's
+    judgement: ``templates.claims_template``)."""
+
+
+# The top-level keys by which a document claims to be a CloudFormation (or SAM) template.
+TEMPLATE_KEYS = ("AWSTemplateFormatVersion", "Resources", "Transform")
+
+
 def load_document(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Bytes -> template dict. JSON by default; YAML (with short-form tags) when it is not JSON."""
     document = load_data(file, data, limits)
     if not isinstance(document, dict):
-        raise TemplateError("not a CloudFormation template: the document is not a mapping")
+        raise NotATemplate("not a CloudFormation template: the document is not a mapping")
+    if not any(key in document for key in TEMPLATE_KEYS):
+        raise NotATemplate(
+            "not a CloudFormation template: no AWSTemplateFormatVersion, Resources or Transform"
+        )
     resources = document.get("Resources")
     if not isinstance(resources, dict):
         raise TemplateError("not a CloudFormation template: no Resources mapping")
@@ -53,10 +72,10 @@ def load_data(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> An
             raise TemplateError(str(error)) from error
         except ValueError as error:
             if text.lstrip().startswith(("{", "[")) or file.endswith(".json"):
-                raise TemplateError(f"invalid JSON: {error}") from error
+                raise InvalidSyntax(f"invalid JSON: {error}") from error
             is_yaml = True
     if is_yaml:
-        document = _load_yaml(text, limits)
+        document = _load_yaml(text, limits, file)
     return document
 
 
@@ -159,7 +178,13 @@ def check_yaml_events(text: str, limits: ReadLimits, yaml: Any, loader: Any) -> 
             )
 
 
-def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
+def _yaml_error(error: Exception, file: str) -> TemplateError:
+    """PyYAML names a string it was given ``"<unicode string>"``: the message names the file."""
+    text = str(error).replace('"<unicode string>"', file) if file else str(error)
+    return InvalidSyntax(f"invalid YAML: {text}".replace("\n", " "))
+
+
+def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS, file: str = "") -> Any:
     yaml = optional.require("yaml", _YAML_PURPOSE)  # only YAML inputs need it
 
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -168,12 +193,12 @@ def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
     except LimitExceeded as error:
         raise TemplateError(str(error)) from error
     except yaml.YAMLError as error:
-        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+        raise _yaml_error(error, file) from error
 
     try:
         return yaml.load(text, Loader=_loader(loader_base))  # SafeLoader: no arbitrary objects
     except yaml.YAMLError as error:
-        raise TemplateError(f"invalid YAML: {error}".replace("\n", " ")) from error
+        raise _yaml_error(error, file) from error
 
 
 @functools.cache

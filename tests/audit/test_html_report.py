@@ -369,6 +369,7 @@ def test_counts_at_the_top_equal_the_summary(page: str) -> None:
         "files_clean": summary["files_clean"],
         "files_with_findings": summary["files_with_findings"],
         "files_unparseable": summary["files_unparseable"],
+        "files_not_templates": summary["files_not_templates"],
         "queues": summary["queues"],
     }
     assert counts["error"] == 4 and counts["warning"] == 2 and counts["info"] == 2
@@ -476,8 +477,8 @@ def test_the_fleet_view_leads_the_page(page: str) -> None:
     fleet_view = _section(parse(page), "fleet")
     assert [squash(p.text()) for p in fleet_view.find_all("p", "lead")] == [
         "3 of 4 queues (75%) in 3 stacks have findings to act on.",
-        "One fix clears the most: QR001 (Queue without a dead-letter queue), 1 of the 8 findings "
-        "(12%) in 1 stack.",
+        "One fix clears the most: QR001 (Queue without a dead-letter queue), 1 of the 4 errors "
+        "(25%) in 1 stack.",
     ]
 
 

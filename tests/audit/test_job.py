@@ -42,7 +42,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     props(importer, "Policy")["Queues"] = [{"Ref": "Source"}]
     write(folder, "importer.template.json", importer)
-    write(folder, "broken.json", b"{not json")
+    write(folder, "broken.json", b'{"Resources": not json')  # a broken template: QR901
     write(folder, "broken.yaml", b"Resources: [")
     return folder
 

@@ -105,6 +105,7 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
         "account",
         "region",
         "physical",
+        "queue_template",
     }
     summary = document["summary"]
     assert (
@@ -246,7 +247,7 @@ def test_table_lists_each_finding(result: AuditResult) -> None:
     lines = report.render_table(result).splitlines()
     header = lines.index("SEVERITY  RULE   TEMPLATE            RESOURCE  MESSAGE")
     assert sum(line.startswith(("error", "warning", "info")) for line in lines[header:-1]) == 4
-    assert lines[-1].startswith("4 findings (2 errors, 1 warnings, 1 info) in 4 files")
+    assert lines[-1].startswith("4 findings (2 errors, 1 warning, 1 info) in 4 files")
 
 
 @pytest.mark.parametrize(
@@ -425,7 +426,7 @@ def test_markdown_leads_with_the_fleet_view(result: AuditResult) -> None:
     assert text.index("### Fleet") < text.index("### Findings") < text.index("no dlq")
     fleet_part = text.split("### Fleet")[1].split("### Findings")[0]
     assert FLEET_LEAD in fleet_part
-    assert "One fix clears the most: QR001 (Queue without a dead-letter queue), 1 of the 4 findings (25%) in 1 stack." in fleet_part  # fmt: skip
+    assert "One fix clears the most: QR001 (Queue without a dead-letter queue), 1 of the 2 errors (50%) in 1 stack." in fleet_part  # fmt: skip
     rows = [_cells(line) for line in fleet_part.splitlines() if line.startswith("| ")]
     assert rows[0] == tuple(FLEET_RULE_HEADER)
     assert [(r[0].split()[0], *r[1:]) for r in rows[1:5]] == FLEET_RULES

@@ -220,8 +220,10 @@ def test_parameter_without_value_is_qr900(tmp_path: Path) -> None:
     [
         ("broken.json", b'{"Resources": {', "invalid JSON"),
         ("broken.yaml", b"Resources: [unclosed", "invalid YAML"),
-        ("not-a-template.json", b'{"name": "package"}', "no Resources"),
-        ("list.yaml", b"- a\n- b\n", "not a mapping"),
+        # a file named as a template must be one, whatever it holds
+        ("not-a-template.template.json", b'{"name": "package"}', "no AWSTemplateFormatVersion"),
+        ("list.template.yaml", b"- a\n- b\n", "not a mapping"),
+        ("transform-only.yaml", b"Transform: AWS::Serverless-2016-10-31\n", "no Resources"),
         ("binary.template", b"\xff\xfe\x00\x01", "not UTF-8"),
     ],
 )
@@ -246,8 +248,9 @@ def test_counts_reconcile(tmp_path: Path) -> None:
     bad = healthy("bad")
     props(bad, "Source")["SqsManagedSseEnabled"] = False
     write(tmp_path, "bad.template.json", bad)
-    write(tmp_path, "broken.json", b"{")
-    write(tmp_path, "sub/also-broken.yaml", b"a: [")
+    write(tmp_path, "broken.json", b'{"Resources": ')
+    write(tmp_path, "sub/also-broken.yaml", b"Resources: [")
+    write(tmp_path, "sub/workflow.yaml", b"on: [push]\njobs: {}\n")
     result = engine.audit_paths([str(tmp_path)])
     summary = summarize(result)
     assert (
@@ -255,9 +258,13 @@ def test_counts_reconcile(tmp_path: Path) -> None:
         summary["files_clean"],
         summary["files_with_findings"],
         summary["files_unparseable"],
-    ) == (4, 1, 1, 2)
+        summary["files_not_templates"],
+    ) == (5, 1, 1, 2, 1)
     assert summary["files_read"] == (
-        summary["files_clean"] + summary["files_with_findings"] + summary["files_unparseable"]
+        summary["files_clean"]
+        + summary["files_with_findings"]
+        + summary["files_unparseable"]
+        + summary["files_not_templates"]
     )
     assert summary["reconciled"] is True
 

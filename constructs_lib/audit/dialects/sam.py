@@ -26,9 +26,10 @@ Templates are prepared as the SAM CLI prepares them before the transform (``sam 
 - a function with neither ``CodeUri`` nor ``InlineCode`` (nor an image) gets a placeholder code
   location: the CLI defaults ``CodeUri`` to the template's folder at build time;
 - ``Fn::Transform: {Name: AWS::Include, Parameters: {Location: <relative path>}}`` is replaced by
-  the file it names when that file is readable in a local template's folder or below it (within
-  the same size, depth and YAML limits as templates; never a file outside that folder, through
-  ``..`` or a link); an include that cannot be read is left for the translator;
+  the file it names when that file is readable in a local template's folder or below it
+  (``sam_includes``); an include that cannot be read costs the property that holds it, not the
+  template: it stays as the translator accepts it or becomes a placeholder, and a QR900 note
+  names it;
 - a template with ``AWS::Serverless::*`` resources but no ``Transform`` (a partial, a test
   template) is expanded as if it declared ``AWS::Serverless-2016-10-31``, with a QR903 (info)
   saying that CloudFormation would reject it as written.
@@ -43,14 +44,13 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from constructs_lib.audit import optional, parsing, rules
-from constructs_lib.audit.dialects import cloudformation
-from constructs_lib.audit.inputs import objects, reading
+from constructs_lib.audit import optional, rules
+from constructs_lib.audit.dialects import cloudformation, sam_includes
+from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import NoteRow, ParsedTemplate
 from constructs_lib.audit.parameters import PSEUDO_PARAMETERS
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
@@ -64,8 +64,8 @@ PLACEHOLDER_IMAGE_URI = "123456789012.dkr.ecr.us-east-1.amazonaws.com/placeholde
 PLACEHOLDER_TEMPLATE_URL = "https://placeholder-bucket.s3.amazonaws.com/placeholder.template"
 PLACEHOLDER_ALIAS = "live"
 PROBLEM_MAX_CHARS = 300
-INCLUDE = "AWS::Include"
-MAX_INCLUDES = 100  # distinct local files one template may include
+INCLUDE = sam_includes.INCLUDE
+MAX_INCLUDES = sam_includes.MAX_INCLUDES
 # The translator's loggers: what they print is for the SAM CLI's users, not the audit's.
 _TRANSLATOR_LOGGER = "samtranslator"
 
@@ -148,8 +148,9 @@ def extract(
     declared = declares_transform(document)
     if not declared:
         document = {**document, "Transform": TRANSFORM}
-    if not objects.is_object_url(file):
-        document = include_local_files(document, file)
+    local = None if objects.is_object_url(file) else file
+    included = sam_includes.prepare_includes(document, local)
+    document = included.document
     expansion = expand(document, default_parameter_values(document, overrides))
     parsed = cloudformation.extract(
         file, stack, expansion.document, origins=expansion.origins, overrides=overrides
@@ -158,6 +159,10 @@ def extract(
         parsed.notes.append(missing_transform_note(file, stack))
     if expansion.problem is not None:
         parsed.notes.append(NoteRow(file, stack, "", "", rules.UNRESOLVED_RULE, expansion.problem))
+    parsed.notes.extend(
+        NoteRow(file, stack, unread.resource, "", rules.UNRESOLVED_RULE, unread.message())
+        for unread in included.unread
+    )
     return parsed
 
 
@@ -165,59 +170,9 @@ def include_local_files(
     document: dict[str, Any], template_file: str, limits: ReadLimits = DEFAULT_LIMITS
 ) -> dict[str, Any]:
     """``AWS::Include`` transforms of local files replaced by the files' content, as the SAM CLI
-    does before the transform. A ``Location`` that is a URL, an absolute path, or a file that
-    cannot be read or parsed within ``limits`` stays as it is. The input is not changed.
-
-    An included file is not searched for includes of its own (so no include can repeat itself),
-    and at most ``MAX_INCLUDES`` includes are read per template: a template cannot make its
-    expansion grow without bound."""
-    folder = os.path.dirname(os.path.realpath(template_file))
-    cache: dict[str, Any] = {}
-
-    def content(location: Any) -> Any:
-        if not isinstance(location, str) or "://" in location or os.path.isabs(location):
-            return _UNREAD
-        if len(cache) >= MAX_INCLUDES:
-            return _UNREAD
-        path = os.path.realpath(os.path.join(folder, location))
-        if os.path.commonpath([folder, path]) != folder:
-            # A template from someone else's repository names no file outside its own folder
-            # (``../../.aws/credentials``, or a link pointing out): it is left to the translator.
-            return _UNREAD
-        if path not in cache:
-            try:
-                data = reading.read_bytes(path, limits)
-                cache[path] = parsing.load_data(path, data, limits)
-            except (reading.ReadError, parsing.TemplateError, optional.MissingExtra):
-                cache[path] = _UNREAD
-        return cache[path]
-
-    def walk(node: Any, depth: int) -> Any:
-        if depth > limits.max_depth:
-            return node
-        if isinstance(node, list):
-            return [walk(item, depth + 1) for item in node]
-        if not isinstance(node, dict):
-            return node
-        transform = node.get("Fn::Transform")
-        if isinstance(transform, dict) and transform.get("Name") == INCLUDE:
-            parameters = transform.get("Parameters")
-            location = parameters.get("Location") if isinstance(parameters, dict) else None
-            included = content(location)
-            if included is not _UNREAD:
-                rest = {k: v for k, v in node.items() if k != "Fn::Transform"}
-                if not rest:
-                    return copy.deepcopy(included)
-                if isinstance(included, dict):  # merged into the mapping that holds it
-                    merged = {key: walk(value, depth + 1) for key, value in rest.items()}
-                    return {**merged, **copy.deepcopy(included)}
-        return {key: walk(value, depth + 1) for key, value in node.items()}
-
-    result: dict[str, Any] = walk(document, 0)
-    return result
-
-
-_UNREAD = object()
+    does before the transform; those not read left or replaced by placeholders
+    (``sam_includes``). The input is not changed."""
+    return sam_includes.prepare_includes(document, template_file, limits).document
 
 
 def expand(document: Mapping[str, Any], parameter_values: Mapping[str, Any]) -> Expansion:

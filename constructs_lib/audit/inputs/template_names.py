@@ -30,6 +30,11 @@ def is_template_name(name: str) -> bool:
     return name.endswith(_TEMPLATE_SUFFIXES) or name.endswith(_DATA_SUFFIXES)
 
 
+def is_template_suffix(name: str) -> bool:
+    """Whether a file's name says it is a template (``orders.template.json``), not only data."""
+    return name.endswith(_TEMPLATE_SUFFIXES)
+
+
 def is_skipped_folder(name: str) -> bool:
     """Whether a folder of this name is never walked: dependencies, tool state, and a cloud
     assembly's asset folders (Lambda code, whose JSON files are not templates)."""

@@ -20,15 +20,26 @@ from constructs_lib.audit.report.sarif import (
     render_sarif,
     stream_sarif,
 )
-from constructs_lib.audit.report.summary import exit_code, exit_status, summarize, summary_of
+from constructs_lib.audit.report.summary import (
+    DEFAULT_GATE,
+    NOT_TEMPLATES_LISTED,
+    Gate,
+    exit_code,
+    exit_status,
+    summarize,
+    summary_of,
+)
 from constructs_lib.audit.report.table import render_table
 
 __all__ = [
+    "DEFAULT_GATE",
     "FORMATS",
+    "NOT_TEMPLATES_LISTED",
     "RENDERERS",
     "SARIF_FINGERPRINT_KEY",
     "SARIF_SCHEMA",
     "STREAMS",
+    "Gate",
     "exit_code",
     "exit_status",
     "render_codequality",
@@ -48,11 +59,18 @@ __all__ = [
 FORMATS = ("json", "sarif", "codequality", "markdown", "html", "table")
 
 
-def stream(fmt: str, result: AuditResult, docs_url: str | None = None) -> Iterable[str]:
+def stream(
+    fmt: str, result: AuditResult, docs_url: str | None = None, gate: Gate = DEFAULT_GATE
+) -> Iterable[str]:
     """The report in ``fmt``, piece by piece; ``docs_url`` is where the HTML report links its
-    rules to."""
+    rules to; ``gate`` (``--fail-on``, ``--fail-on-changed``) what the human formats say decides
+    the exit status (default: errors decide)."""
     if fmt == "html":
-        return [render_html(result, docs_url=docs_url)]
+        return [render_html(result, docs_url=docs_url, gate=gate)]
+    if fmt == "table":
+        return [render_table(result, gate)]
+    if fmt == "markdown":
+        return [render_markdown(result, gate)]
     return STREAMS[fmt](result)
 
 

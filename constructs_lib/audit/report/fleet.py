@@ -9,7 +9,9 @@ counts, for the findings that decide the exit status:
 - the worst stacks (most errors, then warnings, then info), a fixed number of them.
 
 A stack is a template and the stack name it was read as; a queue is a queue's logical id in
-one stack. Report order keeps each stack's findings together, so the survey holds one stack's
+one stack, counted in its own stack only: a finding on a consumer in another stack (which imports
+the queue) counts among that stack's findings, not as a queue of it, so no queue is counted
+twice. A queue whose only findings are on other stacks' resources is not counted as a queue. Report order keeps each stack's findings together, so the survey holds one stack's
 rules and queues at a time, one tally per rule, and the worst stacks so far: its memory does
 not grow with the fleet, whichever engine streams the findings.
 """
@@ -80,13 +82,35 @@ class Fleet:
 
     @property
     def best(self) -> RuleTally | None:
-        """The rule whose fix clears the most findings (on a tie, the more severe, then the
-        first by id); None without findings."""
-        return min(
-            self.rules,
+        """``best_of`` every severity."""
+        return self.best_of(_SEVERITIES)[0]
+
+    def best_of(self, severities: Iterable[str]) -> tuple[RuleTally | None, tuple[str, ...]]:
+        """(the rule whose fix clears the most findings of ``severities``, those that decide the
+        exit status; on a tie the more severe, then the first by id), and the severities it was
+        chosen among. When no rule has findings of ``severities`` (nothing reaches
+        ``--fail-on``), it is chosen among the rules of the worst severity there is. (None, ())
+        without findings."""
+        wanted = tuple(severities)
+        among = [r for r in self.rules if r.severity in wanted]
+        if not among and self.rules:
+            worst = max(SEVERITY_RANK.get(r.severity, -1) for r in self.rules)
+            among = [r for r in self.rules if SEVERITY_RANK.get(r.severity, -1) == worst]
+            wanted = (among[0].severity,)
+        best = min(
+            among,
             key=lambda r: (-r.findings, -SEVERITY_RANK.get(r.severity, -1), r.rule_id),
             default=None,
         )
+        present = tuple(
+            s for s in _SEVERITIES if s in wanted and any(r.severity == s for r in among)
+        )
+        return best, present
+
+    def findings_of(self, severities: Iterable[str]) -> int:
+        """How many deciding findings the rules of ``severities`` have."""
+        wanted = set(severities)
+        return sum(r.findings for r in self.rules if r.severity in wanted)
 
 
 class Survey:
@@ -123,8 +147,13 @@ class Survey:
         elif SEVERITY_RANK.get(finding.severity, -1) > SEVERITY_RANK.get(tally.severity, -1):
             tally.severity = finding.severity
         tally.findings += 1
-        # QR901 (an unreadable file) and findings not about one queue name no queue
-        if finding.queue and finding.rule_id != rules.UNPARSEABLE_RULE:
+        # QR901 (an unreadable file) and findings not about one queue name no queue; a queue of
+        # another stack is counted there
+        if (
+            finding.queue
+            and not finding.queue_template
+            and finding.rule_id != rules.UNPARSEABLE_RULE
+        ):
             self._queue_rules.setdefault(finding.queue, set()).add(finding.rule_id)
 
     def _close(self) -> None:

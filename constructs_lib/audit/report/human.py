@@ -10,6 +10,8 @@ from typing import Any
 from constructs_lib.audit import rules
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report.summary import DEFAULT_GATE, Gate
+from constructs_lib.audit.report.words import noun_for, plural
 
 
 def accepted_text(summary: dict[str, Any]) -> str:
@@ -96,24 +98,32 @@ def rule_titles() -> dict[str, str]:
 def fleet_lead(summary: Mapping[str, Any], view: fleet.Fleet) -> str:
     """One sentence: how much of the fleet has something to act on."""
     return (
-        f"{view.queues:,} of {summary['queues']:,} queues "
-        f"({fleet.share(view.queues, summary['queues'])}) in {view.stacks:,} "
-        f"{'stack' if view.stacks == 1 else 'stacks'} have findings to act on."
+        f"{view.queues:,} of {plural(summary['queues'], 'queue')} "
+        f"({fleet.share(view.queues, summary['queues'])}) in {plural(view.stacks, 'stack')} "
+        f"{noun_for(view.queues, 'has', 'have')} findings to act on."
     )
 
 
-def fleet_best(view: fleet.Fleet, titles: Mapping[str, str]) -> str:
-    """One sentence: the rule whose fix clears the most findings, and what it leaves clean."""
-    best = view.best
+def _severities_words(severities: tuple[str, ...]) -> str:
+    """``errors``, ``errors and warnings``, ``errors, warnings and info``."""
+    words = [noun_for(2, s) for s in severities]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def fleet_best(view: fleet.Fleet, titles: Mapping[str, str], gate: Gate = DEFAULT_GATE) -> str:
+    """One sentence: the rule whose fix clears the most of the findings that decide the exit
+    status (``gate``), and what it leaves clean."""
+    best, severities = view.best_of(gate.deciding())
     if best is None:
         return ""
     title = titles.get(best.rule_id, "")
     named = f"{best.rule_id} ({title})" if title else best.rule_id
     clean = cleared(best)
+    total = view.findings_of(severities)
     return (
-        f"One fix clears the most: {named}, {best.findings:,} of the {view.findings:,} "
-        f"findings ({fleet.share(best.findings, view.findings)}) in {best.stacks:,} "
-        f"{'stack' if best.stacks == 1 else 'stacks'}"
+        f"One fix clears the most: {named}, {best.findings:,} of the {total:,} "
+        f"{_severities_words(severities)} ({fleet.share(best.findings, total)}) in "
+        f"{plural(best.stacks, 'stack')}"
         + (f"; it alone leaves {clean} with nothing to act on." if clean != "-" else ".")
     )
 
@@ -122,14 +132,43 @@ def cleared(tally: fleet.RuleTally) -> str:
     """``3 queues, 2 stacks``: what fixing the rule alone leaves clean; ``-`` for nothing."""
     parts = []
     if tally.queues_cleared:
-        parts.append(
-            f"{tally.queues_cleared:,} {'queue' if tally.queues_cleared == 1 else 'queues'}"
-        )
+        parts.append(plural(tally.queues_cleared, "queue"))
     if tally.stacks_cleared:
-        parts.append(
-            f"{tally.stacks_cleared:,} {'stack' if tally.stacks_cleared == 1 else 'stacks'}"
-        )
+        parts.append(plural(tally.stacks_cleared, "stack"))
     return ", ".join(parts) or "-"
+
+
+def counts_text(summary: Mapping[str, Any]) -> str:
+    """The counts in a sentence: ``3 findings (1 error, 2 warnings, 0 info) in 8 files: 0 clean,
+    3 with findings, 0 unparseable, 5 not templates``."""
+    severity = summary["by_severity"]
+    files = [
+        f"{summary['files_clean']:,} clean",
+        f"{summary['files_with_findings']:,} with findings",
+        f"{summary['files_unparseable']:,} unparseable",
+    ]
+    if summary.get("files_not_templates"):
+        files.append(plural(summary["files_not_templates"], "not a template", "not templates"))
+    return (
+        f"{plural(summary['findings'], 'finding')} ({plural(severity['error'], 'error')}, "
+        f"{plural(severity['warning'], 'warning')}, {plural(severity['info'], 'info')}) in "
+        f"{plural(summary['files_read'], 'file')}: {', '.join(files)}"
+    )
+
+
+def not_templates_text(summary: Mapping[str, Any]) -> str:
+    """The files skipped as no template, named (the first ``NOT_TEMPLATES_LISTED``); "" for
+    none."""
+    count = summary.get("files_not_templates", 0)
+    if not count:
+        return ""
+    named = summary.get("not_templates", [])
+    more = count - len(named)
+    return (
+        f"Skipped, not CloudFormation templates ({count:,}; no AWSTemplateFormatVersion, "
+        f"Resources or Transform): {', '.join(named)}"
+        + (f" and {plural(more, 'more file')}" if more > 0 else "")
+    )
 
 
 def queues_cell(tally: fleet.RuleTally) -> str:

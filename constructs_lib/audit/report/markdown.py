@@ -18,6 +18,7 @@ from constructs_lib.audit.report.human import (
     fleet_rule_cells,
     fleet_stack_cells,
     metrics_text,
+    not_templates_text,
     resource_text,
     rule_titles,
     text_fleet_shown,
@@ -25,7 +26,15 @@ from constructs_lib.audit.report.human import (
     with_state,
     worst_title,
 )
-from constructs_lib.audit.report.summary import listed, listed_fixed, more_findings, summarize
+from constructs_lib.audit.report.summary import (
+    DEFAULT_GATE,
+    Gate,
+    listed,
+    listed_fixed,
+    more_findings,
+    summarize,
+)
+from constructs_lib.audit.report.words import plural
 
 
 def _md(text: str) -> str:
@@ -37,12 +46,12 @@ def _resource(finding: Finding) -> str:
     return resource_text(finding, f"`{finding.physical}`" if finding.physical else "")
 
 
-def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
+def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet, gate: Gate) -> list[str]:
     """The fleet view in Markdown: what leads the report."""
     if not text_fleet_shown(view):
         return []
     titles = rule_titles()
-    lines = ["### Fleet", "", fleet_lead(summary, view), fleet_best(view, titles), ""]
+    lines = ["### Fleet", "", fleet_lead(summary, view), fleet_best(view, titles, gate), ""]
     lines += [
         "| " + " | ".join(FLEET_RULE_HEADER) + " |",
         "|---|---|---:|---:|---:|---:|---|",
@@ -68,23 +77,35 @@ def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
     return [*lines, "", "### Findings", ""]
 
 
-def render_markdown(result: AuditResult) -> str:
+def render_markdown(result: AuditResult, gate: Gate = DEFAULT_GATE) -> str:
+    """The Markdown report; ``gate`` (``--fail-on``, ``--fail-on-changed``) is what the headline
+    ranks and what the counts say the exit status follows."""
     summary = summarize(result)
     severity = summary["by_severity"]
     accepted = accepted_text(summary)
+    reason = gate.reason(summary)
+    files = [
+        f"{summary['files_clean']:,} clean",
+        f"{summary['files_with_findings']:,} with findings",
+        f"{summary['files_unparseable']:,} unparseable",
+    ]
+    if summary.get("files_not_templates"):
+        files.append(plural(summary["files_not_templates"], "not a template", "not templates"))
     lines = [
         "## Queue audit",
         "",
-        f"{summary['files_read']} templates, {summary['queues']} queues: "
-        f"**{severity['error']} errors**, {severity['warning']} warnings, {severity['info']} info"
+        f"{plural(summary['files_read'], 'file')}, {plural(summary['queues'], 'queue')}: "
+        f"**{plural(severity['error'], 'error')}**, {plural(severity['warning'], 'warning')}, "
+        f"{plural(severity['info'], 'info')}"
         f"{f' ({accepted})' if accepted else ''}.",
-        f"{summary['files_clean']} clean, {summary['files_with_findings']} with findings, "
-        f"{summary['files_unparseable']} unparseable.",
+        f"{', '.join(files)}.",
+        *([f"Exit {reason.removeprefix('exit ')}."] if reason else []),
+        *([not_templates_text(summary) + "."] if summary.get("files_not_templates") else []),
         *([metrics_text(summary).capitalize() + "."] if summary.get("metrics") else []),
         "",
     ]
     findings, more, view = listed(result)
-    lines += _markdown_fleet(summary, view)
+    lines += _markdown_fleet(summary, view, gate)
     if not findings and not result.fixed:
         lines.append("No findings.")
         return "\n".join(lines) + "\n"

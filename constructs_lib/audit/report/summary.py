@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from constructs_lib.audit import profiles, rules, templates
 from constructs_lib.audit.model import SEVERITY_RANK, AuditResult, Finding
 from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report.words import plural
 
 # The human formats (table, Markdown, HTML) list at most this many findings, then say how many
 # more there are: a person reads the first screens, and a fleet's full list belongs in JSON,
 # SARIF or the --output-dir datasets, which always hold every finding.
 REPORT_ROWS = 10_000
+# The summary names at most this many of the files that are not templates (a repository's
+# workflows, site and compose files), in path order, and counts them all.
+NOT_TEMPLATES_LISTED = 100
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -92,12 +97,14 @@ def _counted(result: AuditResult) -> dict[str, Any]:
     with_findings = {
         f.template for f in result.findings if f.rule_id != rules.UNPARSEABLE_RULE
     } & read_ok
+    not_templates = sorted(f.file for f in result.files if f.status == templates.NOT_TEMPLATE)
     return summary_of(
         Counter(f.status for f in result.files),
         len(with_findings),
         result.queues,
         Counter((f.rule_id, f.severity, f.state) for f in result.findings),
         None if result.fixed is None else len(result.fixed),
+        not_templates[:NOT_TEMPLATES_LISTED],
     )
 
 
@@ -107,16 +114,23 @@ def summary_of(
     queues: int,
     findings_by_rule_severity_state: Mapping[tuple[str, str, str], int],
     fixed: int | None = None,
+    not_templates: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The summary from its counts, however they were counted (in memory, or by Spark).
+
+    Every file read is clean, has findings, could not be read (QR901), or is not a template
+    (``files_not_templates``, the first ``NOT_TEMPLATES_LISTED`` of them named in
+    ``not_templates``: JSON and YAML met while walking a repository, which claim no template
+    key).
 
     ``findings``, ``by_severity`` and ``by_rule`` count the findings that decide the exit
     status: neither suppressed nor already in the baseline. ``suppressed`` counts the accepted
     ones; ``baseline`` (None without one) the new, unchanged and fixed ones. A file whose
     findings are all suppressed is not clean: it is one of ``files_with_findings``."""
     read = sum(files_by_status.values())
-    unparseable = read - files_by_status.get("ok", 0)
-    clean = read - files_with_findings - unparseable
+    not_template = files_by_status.get(templates.NOT_TEMPLATE, 0)
+    unparseable = read - files_by_status.get("ok", 0) - not_template
+    clean = read - files_with_findings - unparseable - not_template
     by_severity: Counter[str] = Counter()
     by_rule: Counter[str] = Counter()
     by_state: Counter[str] = Counter()
@@ -142,7 +156,10 @@ def summary_of(
         "files_unparseable": unparseable,
         # of which not read on purpose (not a regular file, over the size cap); each has a QR901
         "files_skipped": files_by_status.get(templates.SKIPPED, 0),
-        "reconciled": read == clean + files_with_findings + unparseable and clean >= 0,
+        "files_not_templates": not_template,
+        "not_templates": list(not_templates),
+        "reconciled": read == clean + files_with_findings + unparseable + not_template
+        and clean >= 0,
         "queues": queues,
         "findings": sum(by_rule.values()),
         "by_severity": {s: by_severity.get(s, 0) for s in ("error", "warning", "info")},
@@ -185,3 +202,49 @@ def exit_status(summary: dict[str, Any], fail_on: str, fail_on_changed: bool = F
         for severity, n in (summary.get("changed_by_severity") or {}).items():
             counts[severity] = counts.get(severity, 0) + n
     return int(any(n and SEVERITY_RANK[s] >= threshold for s, n in counts.items()))
+
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What decides the exit status, for the reports to say: ``fail_on`` (``--fail-on``,
+    default ``error``) and ``fail_on_changed`` (``--fail-on-changed``, default off)."""
+
+    fail_on: str = "error"
+    fail_on_changed: bool = False
+
+    def deciding(self) -> tuple[str, ...]:
+        """The severities whose findings decide, worst first (none for ``never``)."""
+        if self.fail_on == "never":
+            return ()
+        return tuple(s for s in SEVERITIES if SEVERITY_RANK[s] >= SEVERITY_RANK[self.fail_on])
+
+    def status(self, summary: dict[str, Any]) -> int:
+        return exit_status(summary, self.fail_on, self.fail_on_changed)
+
+    def reason(self, summary: dict[str, Any]) -> str:
+        """Why the run exits 1, in words ("" when it exits 0): ``exit status 1: 2 errors
+        (--fail-on error), 1 changed finding (--fail-on-changed)``."""
+        if not self.status(summary):
+            return ""
+        parts = []
+        deciding = [
+            plural(summary["by_severity"].get(s, 0), s)
+            for s in self.deciding()
+            if summary["by_severity"].get(s, 0)
+        ]
+        if deciding:
+            parts.append(f"{', '.join(deciding)} (--fail-on {self.fail_on})")
+        changed = sum(
+            n
+            for s, n in (summary.get("changed_by_severity") or {}).items()
+            if self.fail_on_changed and s in self.deciding()
+        )
+        if changed:
+            parts.append(f"{plural(changed, 'changed finding')} (--fail-on-changed)")
+        return "exit status 1: " + ", ".join(parts)
+
+
+DEFAULT_GATE = Gate()

@@ -10,12 +10,14 @@ from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.human import (
     accepted_text,
+    counts_text,
     deployed,
     fleet_best,
     fleet_lead,
     fleet_rule_cells,
     fleet_stack_cells,
     metrics_text,
+    not_templates_text,
     physical_name,
     resource_text,
     rule_titles,
@@ -24,7 +26,13 @@ from constructs_lib.audit.report.human import (
     with_state,
     worst_title,
 )
-from constructs_lib.audit.report.summary import listed, more_findings, summarize
+from constructs_lib.audit.report.summary import (
+    DEFAULT_GATE,
+    Gate,
+    listed,
+    more_findings,
+    summarize,
+)
 
 
 def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int) -> list[str]:
@@ -45,7 +53,7 @@ def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: i
     return [line(header)] + [line(r) for r in rows]
 
 
-def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
+def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet, gate: Gate) -> list[str]:
     """The fleet view for a terminal: what leads the table format."""
     if not text_fleet_shown(view):
         return []
@@ -69,7 +77,7 @@ def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
     stack_header = ("STACK", "TEMPLATE", "ERRORS", "WARNINGS", "INFO", "QUEUES", "RULES")
     return [
         f"FLEET: {fleet_lead(summary, view)}",
-        fleet_best(view, titles),
+        fleet_best(view, titles, gate),
         "",
         *_text_columns(rule_header, rule_rows, right=2),
         "",
@@ -79,7 +87,9 @@ def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet) -> list[str]:
     ]
 
 
-def render_table(result: AuditResult) -> str:
+def render_table(result: AuditResult, gate: Gate = DEFAULT_GATE) -> str:
+    """The table; ``gate`` (``--fail-on``, ``--fail-on-changed``) is what the headline ranks
+    and what the last line says the exit status follows."""
     findings, more, view = listed(result)
     state = with_state(findings)
     # a deployed stack's findings say account/region/stack and the resource's physical name
@@ -108,18 +118,19 @@ def render_table(result: AuditResult) -> str:
         return "  ".join([*fixed, cells[-1]]).rstrip()
 
     summary = summarize(result)
-    out = [*_text_fleet(summary, view), line(header)] + [line(r) for r in rows]
+    out = [*_text_fleet(summary, view, gate), line(header)] + [line(r) for r in rows]
     if more:
         out.append(more_findings(more))
     out.append("")
     accepted = accepted_text(summary)
+    reason = gate.reason(summary)
     out.append(
-        f"{summary['findings']} findings ({summary['by_severity']['error']} errors, "
-        f"{summary['by_severity']['warning']} warnings, {summary['by_severity']['info']} info) in "
-        f"{summary['files_read']} files: {summary['files_clean']} clean, "
-        f"{summary['files_with_findings']} with findings, {summary['files_unparseable']} unparseable"
+        counts_text(summary)
         + (f"; {accepted}" if accepted else "")
+        + (f"; {reason}" if reason else "")
     )
+    if skipped := not_templates_text(summary):
+        out.append(skipped)
     if observed := metrics_text(summary):
         out.append(observed)
     return "\n".join(out) + "\n"

@@ -71,6 +71,12 @@ def _parameter_sources(ctx: QueueContext, resource: Resource) -> str:
     return f" [values: {'; '.join(notes)}]" if notes else ""
 
 
+def _queue_elsewhere(ctx: QueueContext, resource: Resource) -> str:
+    """The queue's template when the finding is on a resource of another template ("" when
+    both are in one): the fleet view counts each queue in its own stack only."""
+    return ctx.queue.file if resource.file != ctx.queue.file else ""
+
+
 def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Finding]:
     """Every finding of every rule on this queue's context, QR900 for what it could not judge."""
     findings: dict[tuple[str, str, str, str], Finding] = {}
@@ -95,6 +101,7 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
                         outcome.message + _parameter_sources(ctx, outcome.resource),
                         rule.fix,
                         physical=outcome.resource.prop(PHYSICAL) or "",
+                        queue_template=_queue_elsewhere(ctx, outcome.resource),
                     ),
                     outcome.resource,
                 )
@@ -103,6 +110,7 @@ def evaluate(ctx: QueueContext, catalog: Iterable[Rule] = CATALOG) -> list[Findi
                     outcome.resource,
                     f"{rule.id} not judged for queue {name_of(ctx.queue)}: {outcome.what}",
                     queue,
+                    _queue_elsewhere(ctx, outcome.resource),
                 )
             findings[(finding.rule_id, finding.template, finding.resource, finding.message)] = (
                 finding

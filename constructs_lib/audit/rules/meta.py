@@ -61,7 +61,9 @@ def meta_fix(rule_id: str) -> str:
     return next(m[3] for m in META_RULES if m[0] == rule_id)
 
 
-def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Finding:
+def unresolved_finding(
+    resource: Resource, message: str, queue: str = "", queue_template: str = ""
+) -> Finding:
     _, severity, _, fix = next(m for m in META_RULES if m[0] == UNRESOLVED_RULE)
     finding = Finding(
         UNRESOLVED_RULE,
@@ -73,6 +75,7 @@ def unresolved_finding(resource: Resource, message: str, queue: str = "") -> Fin
         message,
         fix,
         physical=resource.prop(PHYSICAL) or "",
+        queue_template=queue_template,
     )
     return suppressions.of_resource(finding, resource)
 

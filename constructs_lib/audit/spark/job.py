@@ -20,6 +20,7 @@ from constructs_lib.audit.inputs.deployed import Target
 from constructs_lib.audit.model import AuditResult, FileRow, Finding, ResourceRow
 from constructs_lib.audit.observations import Metrics
 from constructs_lib.audit.parameters import Overrides
+from constructs_lib.audit.report.words import plural
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.spark.accept import accept, fixed_of
 from constructs_lib.audit.spark.deployed import parse_targets
@@ -72,7 +73,7 @@ def run(
     progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    progress(f"reading and parsing {len(files):,} files")
+    progress(f"reading and parsing {plural(len(files), 'file')}")
     wide = parse(spark, files, limits, overrides, metrics)
     if deployed:
         wide = wide.unionByName(parse_targets(spark, deployed, limits, overrides, metrics))
@@ -91,7 +92,7 @@ def run(
     if again:
         first.unpersist()
     timings["parse"] = time.perf_counter() - started
-    progress(f"parsed {file_count:,} of {len(files):,} files in {timings['parse']:.1f} s")
+    progress(f"parsed {file_count:,} of {plural(len(files), 'file')} in {timings['parse']:.1f} s")
 
     mark = time.perf_counter()
     # On disk, not in memory: on a local master the executor is the driver's JVM, whose heap
@@ -118,16 +119,17 @@ def run(
         with_metrics = queues_with_metrics(wide, metrics)
         result.metrics = observations.summary(metrics, with_metrics, queue_count)
     timings["evaluate"] = time.perf_counter() - mark
+    crossing = result.cross_template
     progress(
-        f"judged {queue_count:,} queues: {len(findings):,} findings in {timings['evaluate']:.1f} s"
-        f" ({result.cross_template['queues']:,} queues and {result.cross_template['templates']:,}"
-        " templates across templates)"
+        f"judged {plural(queue_count, 'queue')}: {plural(len(findings), 'finding')} in "
+        f"{timings['evaluate']:.1f} s (the join across templates judged "
+        f"{plural(crossing['queues'], 'queue')} from {plural(crossing['templates'], 'template')})"
     )
 
     mark = time.perf_counter()
     if output_dir:
         written = write_findings(listing, output_dir, result)
-        progress(f"wrote {len(findings):,} findings to {written}")
+        progress(f"wrote {plural(len(findings), 'finding')} to {written}")
     timings["write"] = time.perf_counter() - mark
     wide.unpersist()
     if gather:

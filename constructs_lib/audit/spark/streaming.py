@@ -14,7 +14,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from constructs_lib.audit import model, report, rules
+from constructs_lib.audit import model, report, rules, templates
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.spark.schemas import FINDING_FIELDS
 
@@ -158,7 +158,24 @@ def summarize(
         .join(read_ok, "template", "left_semi")
         .count()
     )
+    not_templates = (
+        [
+            row["file"]
+            for row in files.filter(F.col("status") == templates.NOT_TEMPLATE)
+            .select("file")
+            .orderBy("file")
+            .limit(report.NOT_TEMPLATES_LISTED)
+            .collect()
+        ]
+        if by_status.get(templates.NOT_TEMPLATE)
+        else []
+    )
     summary = report.summary_of(
-        by_status, with_findings, queues, by_rule, None if fixed is None else len(fixed)
+        by_status,
+        with_findings,
+        queues,
+        by_rule,
+        None if fixed is None else len(fixed),
+        not_templates,
     )
     return summary, sum(by_rule.values()), size

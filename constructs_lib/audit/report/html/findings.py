@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from constructs_lib.audit import rules
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.audit.report.words import plural
 
 # The HTML report's severity colours: a badge's background and the text on it. Each pair has a
 # contrast ratio above 4.5:1 (WCAG AA), and every badge carries the word as well, so colour is
@@ -23,11 +24,6 @@ SEVERITIES = ("error", "warning", "info")
 UNREADABLE = "Files that could not be read"
 NO_STACK = "(no stack name)"
 NO_QUEUE = "Not about one queue"
-
-
-def plural(count: int, word: str) -> str:
-    """``1 error``, ``2 errors``; "info" has no plural."""
-    return f"{count:,} {word}" if count == 1 or word == "info" else f"{count:,} {word}s"
 
 
 def badge(severity: str) -> str:

@@ -25,6 +25,7 @@ from constructs_lib.audit.report.human import (
     stack_name,
     worst_title,
 )
+from constructs_lib.audit.report.summary import DEFAULT_GATE, Gate
 
 
 def stack_key(stack: fleet.StackTally) -> tuple[str, str]:
@@ -90,6 +91,7 @@ def fleet_section(
     view: fleet.Fleet,
     titles: Mapping[str, str],
     anchors: Mapping[tuple[str, str], int],
+    gate: Gate = DEFAULT_GATE,
 ) -> str:
     """What leads the page: each rule across the fleet (queues it touches, their share of the
     fleet's queues, its severity, what fixing it alone leaves clean), then the worst stacks."""
@@ -106,7 +108,7 @@ def fleet_section(
         for i, h in enumerate(FLEET_STACK_HEADER)
         if i != 1
     )
-    best = fleet_best(view, titles)
+    best = fleet_best(view, titles, gate)
     return (
         '<section id="fleet"><h2>Fleet</h2>'
         f'<p class="lead">{html.escape(fleet_lead(summary, view))}</p>'

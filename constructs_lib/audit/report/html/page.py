@@ -20,13 +20,20 @@ from constructs_lib.audit.report.html.findings import (
     accounts_html,
     badge,
     folded_html,
-    plural,
     severities_text,
     stack_groups,
 )
 from constructs_lib.audit.report.html.fleet_section import fleet_section, stack_key
-from constructs_lib.audit.report.human import metrics_text
-from constructs_lib.audit.report.summary import listed, listed_fixed, more_findings, summarize
+from constructs_lib.audit.report.human import metrics_text, not_templates_text
+from constructs_lib.audit.report.summary import (
+    DEFAULT_GATE,
+    Gate,
+    listed,
+    listed_fixed,
+    more_findings,
+    summarize,
+)
+from constructs_lib.audit.report.words import noun_for, plural
 
 
 @functools.cache
@@ -39,18 +46,31 @@ def _package_text(name: str) -> str:
     )
 
 
-def _counts(summary: Mapping[str, Any]) -> str:
-    """The counts a person reads first, each tagged with ``data-count`` for machines."""
+def _counts(summary: Mapping[str, Any], gate: Gate) -> str:
+    """The counts a person reads first, each tagged with ``data-count`` for machines. Under
+    "Findings that decide the exit status" only the severities at or above ``--fail-on``
+    (``gate``); the others, and the suppressed ones, are counted apart."""
 
     def item(key: str, count: int, words: str, css: str = "") -> str:
         style = f' class="{css}"' if css else ""
         return f'<li{style} data-count="{key}"><strong>{count:,}</strong> {words}</li>'
 
     severity = summary["by_severity"]
-    deciding = [
-        item(s, severity.get(s, 0), s if s == "info" else f"{s}s", f"sev-{s}") for s in SEVERITIES
+    counted = [
+        (s, item(s, severity.get(s, 0), noun_for(severity.get(s, 0), s), f"sev-{s}"))
+        for s in SEVERITIES
     ]
-    deciding.append(item("suppressed", summary.get("suppressed", 0), "suppressed"))
+    deciding = [shown for s, shown in counted if s in gate.deciding()]
+    others = [shown for s, shown in counted if s not in gate.deciding()]
+    others.append(item("suppressed", summary.get("suppressed", 0), "suppressed"))
+    reason = gate.reason(dict(summary))
+    decides = (
+        '<p class="label">Findings that decide the exit status '
+        f"(--fail-on {html.escape(gate.fail_on)})</p>"
+        + (f'<ul class="counts">{"".join(deciding)}</ul>' if deciding else "")
+        + (f'<p class="exit">{html.escape(reason.capitalize())}.</p>' if reason else "")
+    )
+    below = f'<p class="label">Reported, not deciding</p><ul class="counts">{"".join(others)}</ul>'
     baseline = summary.get("baseline")
     known = ""
     if baseline is not None:
@@ -63,17 +83,26 @@ def _counts(summary: Mapping[str, Any]) -> str:
             + "</ul>"
         )
     files = [
-        item("files_read", summary["files_read"], "templates read"),
+        item(
+            "files_read", summary["files_read"], noun_for(summary["files_read"], "file") + " read"
+        ),
         item("files_clean", summary["files_clean"], "clean"),
         item("files_with_findings", summary["files_with_findings"], "with findings"),
         item("files_unparseable", summary["files_unparseable"], "could not be read"),
-        item("queues", summary["queues"], "queues"),
+        item(
+            "files_not_templates",
+            summary.get("files_not_templates", 0),
+            "not templates (skipped)",
+        ),
+        item("queues", summary["queues"], noun_for(summary["queues"], "queue")),
     ]
     observed = metrics_text(summary)
+    skipped = not_templates_text(summary)
     return (
-        '<p class="label">Findings that decide the exit status</p><ul class="counts">'
-        + "".join(deciding)
-        + f'</ul>{known}<p class="label">Templates</p><ul class="counts">{"".join(files)}</ul>'
+        decides
+        + below
+        + f'{known}<p class="label">Files</p><ul class="counts">{"".join(files)}</ul>'
+        + (f'<p class="skipped">{html.escape(skipped)}.</p>' if skipped else "")
         + (f'<p class="metrics">{html.escape(observed.capitalize())}.</p>' if observed else "")
     )
 
@@ -185,14 +214,15 @@ def _page(title: str, body: Sequence[str]) -> str:
     )
 
 
-def render_html(result: AuditResult, docs_url: str | None = None) -> str:
+def render_html(result: AuditResult, docs_url: str | None = None, gate: Gate = DEFAULT_GATE) -> str:
     """A page a person acts on: what to do and the counts, then the fleet view (each rule across
     the fleet, the worst stacks), then the deciding findings, one closed section per stack
     (worst first; under their account when deployed) grouped by queue, then what does not
     decide folded away (suppressed, known from the baseline, fixed since), and the rules the
     page names with their fixes.
     Self-contained: inline style, no script, nothing fetched; ``docs_url`` (the documentation's
-    base URL) adds a link from each rule to its section there."""
+    base URL) adds a link from each rule to its section there; ``gate`` (``--fail-on``,
+    ``--fail-on-changed``) is what the counts and the fleet view's headline follow."""
     summary = summarize(result)
     shown, more, view = listed(result)
     fixed, fixed_more = listed_fixed(result)
@@ -208,8 +238,8 @@ def render_html(result: AuditResult, docs_url: str | None = None) -> str:
     body = [
         "<h1>Queue audit</h1>",
         _verdict(summary, len(shown)),
-        _counts(summary),
-        fleet_section(summary, view, titles, anchors),
+        _counts(summary, gate),
+        fleet_section(summary, view, titles, anchors, gate),
     ]
     if deciding:
         by = "by account and stack" if any(f.account for f in deciding) else "by stack"

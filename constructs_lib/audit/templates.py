@@ -18,7 +18,7 @@ from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.inputs.reading import ReadError, SkippedFile, read_bytes
 from constructs_lib.audit.model import FileRow, ParsedTemplate
 from constructs_lib.audit.parameters import Overrides
-from constructs_lib.audit.parsing import TemplateError, load_document
+from constructs_lib.audit.parsing import TemplateError, load_located
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 # A file not read on purpose (not a regular file, over the size cap): reported like an
@@ -36,14 +36,16 @@ def parse_template(
     data: bytes,
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
+    located: bool = True,
 ) -> ParsedTemplate:
-    """One file's bytes -> rows, with the parameter ``overrides`` that apply to its stack."""
+    """One file's bytes -> rows, with the parameter ``overrides`` that apply to its stack, and
+    where each resource is written (``located``: default on; off only to measure its cost)."""
     values = parameters.for_stack(overrides, stack)
     try:
-        document = load_document(file, data, limits)
+        document, spots = load_located(file, data, limits, located)
         if sam.is_sam(document):
-            return sam.extract(file, stack, document, values)
-        return cloudformation.extract(file, stack, document, overrides=values)
+            return sam.extract(file, stack, document, values, spots)
+        return cloudformation.extract(file, stack, document, overrides=values, spots=spots)
     except TemplateError as error:
         return unparseable(file, stack, str(error))
     except MemoryError:  # the parsing worker reports it and is replaced (isolation.py)

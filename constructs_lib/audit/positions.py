@@ -208,7 +208,9 @@ def row_source(row: model.ResourceRow) -> dict[str, Any] | None:
     return {**marker, "type": row.type} if isinstance(marker, dict) else None
 
 
-def locate_all(findings: list[Finding], rows: Mapping[tuple[str, str], model.ResourceRow]) -> list[Finding]:
+def locate_all(
+    findings: list[Finding], rows: Mapping[tuple[str, str], model.ResourceRow]
+) -> list[Finding]:
     """Each finding placed at its resource among ``rows`` (keyed by file and logical id as
     findings name it); findings of other resources unchanged."""
     sources: dict[tuple[str, str], dict[str, Any] | None] = {}

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from constructs_lib.audit import model, parameters, rules, suppressions
-from constructs_lib.audit.positions import Spots, source_marker
 from constructs_lib.audit.dialects import composite_alarms, queue_targets
 from constructs_lib.audit.dialects.cdk_assembly import ASSET_PATH_METADATA
 from constructs_lib.audit.dialects.queue_targets import lookup
@@ -36,6 +35,7 @@ from constructs_lib.audit.model import (
     ParsedTemplate,
     ResourceRow,
 )
+from constructs_lib.audit.positions import Spots, source_marker
 
 # An alias or a version names a function: whatever invokes one invokes that function (SAM's
 # AutoPublishAlias points event source mappings at an alias).

@@ -53,6 +53,7 @@ from constructs_lib.audit.dialects import cloudformation
 from constructs_lib.audit.inputs import objects, reading
 from constructs_lib.audit.model import NoteRow, ParsedTemplate
 from constructs_lib.audit.parameters import PSEUDO_PARAMETERS
+from constructs_lib.audit.positions import Spot, Spots
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 TRANSFORM = "AWS::Serverless-2016-10-31"
@@ -447,9 +448,7 @@ def _generated_origins(document: Mapping[str, Any], expanded: Mapping[str, Any])
     return origins
 
 
-def _written_spots(
-    spots: Spots, expanded: Mapping[str, Any], origins: Mapping[str, str]
-) -> Spots:
+def _written_spots(spots: Spots, expanded: Mapping[str, Any], origins: Mapping[str, str]) -> Spots:
     """Positions for the translated resources, in the file the author wrote: a resource kept
     under its own id is where it was written (its properties too); a generated one
     (``<Function><Event>``, ``<Function>Role``) is at the id of the resource it came from, without

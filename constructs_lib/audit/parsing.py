@@ -75,14 +75,16 @@ def _load(file: str, data: bytes, limits: ReadLimits, located: bool) -> tuple[An
     if is_yaml:
         document, root = _load_yaml(text, limits, located)
         return document, yaml_spots(root) if located and isinstance(document, dict) else {}
-    return document, _json_positions(text) if located and isinstance(document, dict) else {}
+    return document, _json_positions(text, document) if located and isinstance(
+        document, dict
+    ) else {}
 
 
-def _json_positions(text: str) -> Spots:
+def _json_positions(text: str, document: dict[str, Any]) -> Spots:
     """Positions of text ``json.loads`` accepted; none rather than a failed parse should the
     walk meet a shape it does not expect."""
     try:
-        return json_spots(text)
+        return json_spots(text, document)
     except (ValueError, IndexError):
         return {}
 

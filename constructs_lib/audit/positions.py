@@ -95,13 +95,14 @@ def yaml_spots(root: Any) -> Spots:
 # --- JSON -------------------------------------------------------------------------------------
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+# The key of each property a finding can point at, and the colon and blanks after it.
+_PROPERTY_KEYS = {
+    name: re.compile(re.escape(json.dumps(name)) + r"[ \t\n\r]*:[ \t\n\r]*")
+    for name in POSITIONED_PROPERTIES
+}
 _DECODER = json.JSONDecoder()
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 Visit = Callable[[str, int, int], int]  # (key, key offset, value offset) -> the value's end
-
-
-def _skip(_key: str, _at: int, value: int, text: str) -> int:
-    return int(_DECODER.raw_decode(text, value)[1])
 
 
 def _members(text: str, start: int, visit: Visit) -> int:
@@ -120,53 +121,74 @@ def _members(text: str, start: int, visit: Visit) -> int:
 
 
 class _Lines:
-    """Offsets -> (line, column), for offsets asked in increasing order (one pass over the text)."""
+    """Offsets -> (line, column), counted on from the last offset asked (one pass over the text
+    when they are asked in increasing order)."""
 
     def __init__(self, text: str) -> None:
         self.text, self.offset, self.line = text, 0, 1
 
     def at(self, offset: int) -> tuple[int, int]:
+        if offset < self.offset:  # out of order: count again from the start
+            self.offset, self.line = 0, 1
         self.line += self.text.count("\n", self.offset, offset)
         self.offset = offset
         return self.line, offset - self.text.rfind("\n", 0, offset)
 
 
-def json_spots(text: str) -> Spots:
-    """The resources' positions in a JSON template's text (the object ``json.loads`` read)."""
+def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
+    """The resources' positions in a JSON template's text, which ``json.loads`` read as
+    ``document``. The walk visits the top-level keys and the logical ids, and skips their values
+    with the C decoder; in the resources the audit reads, it finds each property a finding can
+    point at by its key, where the value that follows is that property's."""
+    bodies = document.get("Resources")
+    span = _resources_span(text)
+    if not isinstance(bodies, dict) or span is None:
+        return {}
     spots: Spots = {}
     lines = _Lines(text)
 
-    def skip(key: str, at: int, value: int) -> int:
-        return _skip(key, at, value, text)
-
     def resource(logical_id: str, at: int, value: int) -> int:
-        line, column = lines.at(at)
-        found: dict[str, tuple[int, int]] = {}
-        spots[logical_id] = Spot(line, column, found)
-        if text[value] != "{":
-            return skip(logical_id, at, value)
+        end = int(_DECODER.raw_decode(text, value)[1])
+        spot = spots[logical_id] = Spot(*lines.at(at), {})
+        body = bodies.get(logical_id)
+        if isinstance(body, dict) and body.get("Type") in model.AUDITED_TYPES:
+            properties = body.get("Properties")
+            if isinstance(properties, dict):
+                spot.properties.update(_property_keys(text, value, end, properties, lines))
+        return end
 
-        def prop(name: str, key_at: int, prop_value: int) -> int:
-            found[name] = lines.at(key_at)
-            return skip(name, key_at, prop_value)
+    _members(text, span[0], resource)
+    return spots
 
-        def member(name: str, key_at: int, member_value: int) -> int:
-            if name == "Properties" and text[member_value] == "{":
-                found.clear()  # a repeated key: the last one is the one json.loads kept
-                return _members(text, member_value, prop)
-            return skip(name, key_at, member_value)
 
-        return _members(text, value, member)
+def _resources_span(text: str) -> tuple[int, int] | None:
+    """(start, end) of the top-level ``Resources`` object's text; None without one."""
+    span: list[tuple[int, int]] = []
 
-    def top(key: str, at: int, value: int) -> int:
+    def top(key: str, _at: int, value: int) -> int:
+        end = int(_DECODER.raw_decode(text, value)[1])
         if key == "Resources" and text[value] == "{":
-            return _members(text, value, resource)
-        return skip(key, at, value)
+            span[:] = [(value, end)]  # a repeated key: the last one is the one json.loads kept
+        return end
 
     start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
     if text[start : start + 1] == "{":
         _members(text, start, top)
-    return spots
+    return span[0] if span else None
+
+
+def _property_keys(
+    text: str, start: int, end: int, properties: Mapping[str, Any], lines: _Lines
+) -> dict[str, tuple[int, int]]:
+    """(line, column) of each positioned property's key between ``start`` and ``end`` (one
+    resource's text): the first key of that name whose value is the property's."""
+    found: dict[str, tuple[int, int]] = {}
+    for name in sorted(POSITIONED_PROPERTIES & properties.keys()):
+        for match in _PROPERTY_KEYS[name].finditer(text, start, end):
+            if _DECODER.raw_decode(text, match.end())[0] == properties[name]:
+                found[name] = lines.at(match.start())
+                break
+    return found
 
 
 # --- findings -----------------------------------------------------------------------------------

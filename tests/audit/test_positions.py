@@ -54,7 +54,7 @@ Resources:
     Type: AWS::SQS::Queue
     Properties:
       VisibilityTimeout: 10
-  Handler:
+  Consumer:
     Type: AWS::Serverless::Function
     Properties:
       Runtime: python3.12
@@ -93,10 +93,18 @@ Resources:
 """
 
 
+def position_of(text: str, needle: str) -> tuple[int, int]:
+    """The 1-based line and column of ``needle`` in the one line of ``text`` that holds it."""
+    (found,) = [
+        (i, content.index(needle) + 1)
+        for i, content in enumerate(text.splitlines(), 1)
+        if needle in content
+    ]
+    return found
+
+
 def line_of(text: str, needle: str) -> int:
-    """The 1-based line of the one line of ``text`` that holds ``needle``."""
-    (line,) = [i for i, content in enumerate(text.splitlines(), 1) if needle in content]
-    return line
+    return position_of(text, needle)[0]
 
 
 def as_json(yaml_text: str) -> str:
@@ -144,9 +152,10 @@ def test_every_result_has_the_line_of_its_resource_or_property_in_yaml_and_json(
             ("orders.yaml", YAML_TEMPLATE, "{}:"),
             ("orders.json", json_text, '"{}":'),
         ):
+            line, column = position_of(text, key.format("OrdersQueue"))
             assert found[(name, "QR001", "OrdersQueue")] == {
-                "startLine": line_of(text, key.format("OrdersQueue")),
-                "startColumn": 3,
+                "startLine": line,
+                "startColumn": column,
             }
             # about one property: that property's line
             assert found[(name, "QR012", "OrdersQueue")]["startLine"] == line_of(  # type: ignore[index]
@@ -170,9 +179,9 @@ def test_sam_findings_point_at_the_resources_the_author_wrote(
         assert found[("template.yaml", "QR001", "Jobs")]["startLine"] == line_of(  # type: ignore[index]
             SAM_TEMPLATE, "  Jobs:"
         )
-        # the generated mapping (HandlerWork) is named Handler.Work and sits on its function
-        assert found[("template.yaml", "QR006", "Handler.Work")]["startLine"] == line_of(  # type: ignore[index]
-            SAM_TEMPLATE, "  Handler:"
+        # the generated mapping (ConsumerWork) is named Consumer.Work and sits on its function
+        assert found[("template.yaml", "QR006", "Consumer.Work")]["startLine"] == line_of(  # type: ignore[index]
+            SAM_TEMPLATE, "  Consumer:"
         )
         assert all(region is not None for region in found.values())
 

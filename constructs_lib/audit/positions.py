@@ -138,12 +138,11 @@ class _Lines:
 def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
     """The resources' positions in a JSON template's text, which ``json.loads`` read as
     ``document``. The walk visits the top-level keys and the logical ids, and skips their values
-    with the C decoder; in the resources the audit reads, it finds each property a finding can
-    point at by its key, where the value that follows is that property's."""
+    with the C decoder (so the text is decoded once more, in C); in the resources the audit
+    reads, it finds each property a finding can point at by its key, where the value that
+    follows is that property's."""
     bodies = document.get("Resources")
-    span = _resources_span(text)
-    if not isinstance(bodies, dict) or span is None:
-        return {}
+    bodies = bodies if isinstance(bodies, dict) else {}
     spots: Spots = {}
     lines = _Lines(text)
 
@@ -151,30 +150,25 @@ def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
         end = int(_DECODER.raw_decode(text, value)[1])
         spot = spots[logical_id] = Spot(*lines.at(at), {})
         body = bodies.get(logical_id)
-        if isinstance(body, dict) and body.get("Type") in model.AUDITED_TYPES:
-            properties = body.get("Properties")
-            if isinstance(properties, dict):
-                spot.properties.update(_property_keys(text, value, end, properties, lines))
+        properties = body.get("Properties") if isinstance(body, dict) else None
+        if (
+            isinstance(properties, dict)
+            and not POSITIONED_PROPERTIES.isdisjoint(properties)
+            and body.get("Type") in model.AUDITED_TYPES  # type: ignore[union-attr]
+        ):
+            spot.properties.update(_property_keys(text, value, end, properties, lines))
         return end
-
-    _members(text, span[0], resource)
-    return spots
-
-
-def _resources_span(text: str) -> tuple[int, int] | None:
-    """(start, end) of the top-level ``Resources`` object's text; None without one."""
-    span: list[tuple[int, int]] = []
 
     def top(key: str, _at: int, value: int) -> int:
-        end = int(_DECODER.raw_decode(text, value)[1])
         if key == "Resources" and text[value] == "{":
-            span[:] = [(value, end)]  # a repeated key: the last one is the one json.loads kept
-        return end
+            spots.clear()  # a repeated key: the last one is the one json.loads kept
+            return _members(text, value, resource)
+        return int(_DECODER.raw_decode(text, value)[1])
 
     start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
     if text[start : start + 1] == "{":
         _members(text, start, top)
-    return span[0] if span else None
+    return spots
 
 
 def _property_keys(

@@ -105,6 +105,9 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
         "account",
         "region",
         "physical",
+        "line",
+        "column",
+        "construct_path",
     }
     summary = document["summary"]
     assert (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from constructs_lib.audit import model, rules, suppressions, templates
 from constructs_lib.audit.model import EdgeRow, Finding, ResourceRow
+from constructs_lib.audit.positions import locate, locate_all, row_source
 
 _ROLE_LABEL = {
     model.ROLE_DLQ: "RedrivePolicy.deadLetterTargetArn",
@@ -31,8 +32,11 @@ def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
     resources it could not read) and a QR901 when the file itself could not be read."""
     accepted = parsed.suppressions
     findings = [
-        suppressions.in_source(
-            rules.note_finding(n), suppressions.for_resource(accepted, n.resource)
+        locate(
+            suppressions.in_source(
+                rules.note_finding(n), suppressions.for_resource(accepted, n.resource)
+            ),
+            parsed.sources.get(n.resource) if n.resource else None,
         )
         for n in parsed.notes
     ]
@@ -44,8 +48,12 @@ def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
 
 
 def evaluate_group(queue_uid: str, group: list[tuple[str, str, ResourceRow]]) -> list[Finding]:
+    """The findings of one queue's context, each placed where its resource is written."""
     context = model.build_context(queue_uid, group)
-    return rules.evaluate(context) if context is not None else []
+    if context is None:
+        return []
+    rows = {(row.file, row.logical_id): row for _, _, row in group}
+    return locate_all(rules.evaluate(context), rows)
 
 
 def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
@@ -65,8 +73,9 @@ def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:
     else:
         label = _ROLE_LABEL.get(edge.role, edge.role)
     queue = source.logical_id if source.type == model.QUEUE else ""
-    return rules.unresolved_finding(
+    finding = rules.unresolved_finding(
         model.Resource.from_row(source),
         f"{source.type} {source.logical_id}: {label} {edge.text} not resolved: {reason}",
         queue,
     )
+    return locate(finding, row_source(source))

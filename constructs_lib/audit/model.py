@@ -72,6 +72,8 @@ PIPE_TARGET_OTHER = "other"
 # Normalized alarm properties: what the template's composite alarms do for it (QR024), as
 # {"notified_by": NAME} or {"silent": [NAME, ...], "unread": [WHY, ...]}.
 COMPOSITES = "$composites"
+# Normalized properties: where the resource is written (``positions.source_marker``).
+SOURCE = "$source"
 
 # A deployed resource's ARN (``--deployed``): what findings name it by and what its metrics are
 # joined on. Deployed stacks are audited under their stack's ARN as the template name.
@@ -405,6 +407,11 @@ class Finding:
     # The template of the queue the finding is about, when it is not the finding's own (a
     # consumer in another stack, judged with the queue it imports); "" when it is the same.
     queue_template: str = ""
+    # Where the resource (or the property the rule is about) is written in ``template``, from 1;
+    # 0 when not known. Not part of any fingerprint: an unrelated edit moves lines.
+    line: int = 0
+    column: int = 0
+    construct_path: str = ""  # a CDK app's construct path (``aws:cdk:path``), when written
 
     def __post_init__(self) -> None:
         if not self.account and not self.region:
@@ -426,7 +433,7 @@ class Finding:
     def sort_key(self) -> tuple[str, str, str, str, str, str]:
         return (self.template, self.stack, self.resource, self.rule_id, self.queue, self.message)
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, str | int]:
         return {
             "rule_id": self.rule_id,
             "severity": self.severity,
@@ -443,6 +450,9 @@ class Finding:
             "region": self.region,
             "physical": self.physical,
             "queue_template": self.queue_template,
+            "line": self.line,
+            "column": self.column,
+            "construct_path": self.construct_path,
         }
 
 
@@ -552,6 +562,8 @@ class ParsedTemplate:
     # logical id as findings show it -> its ``$suppressions`` entries ("" -> the template's own),
     # for the findings made while parsing (``notes``)
     suppressions: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    # logical id as findings show it -> its ``SOURCE`` marker, for the findings of ``notes``
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

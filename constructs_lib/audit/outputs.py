@@ -90,7 +90,12 @@ def write_result(result: AuditResult, base: str) -> str:
 
     root, run = output_root(base), run_id()
     if result.findings:
-        schema = pa.schema([(name, pa.string()) for name in Finding.__dataclass_fields__])
+        schema = pa.schema(
+            [
+                (name, pa.int32() if spec.type == "int" else pa.string())
+                for name, spec in Finding.__dataclass_fields__.items()
+            ]
+        )
         batch = pa.RecordBatch.from_pylist([f.as_dict() for f in result.findings], schema=schema)
         for _part in write_part([batch], root, run):
             pass

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from constructs_lib.audit import optional
+from constructs_lib.audit.positions import Spots, json_spots, yaml_spots
 from constructs_lib.audit.safety import DEFAULT_LIMITS, LimitExceeded, ReadLimits
 
 _YAML_PURPOSE = "reading YAML"
@@ -44,7 +45,20 @@ TEMPLATE_KEYS = ("AWSTemplateFormatVersion", "Resources", "Transform")
 
 def load_document(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Bytes -> template dict. JSON by default; YAML (with short-form tags) when it is not JSON."""
-    document = load_data(file, data, limits)
+    return load_located(file, data, limits, located=False)[0]
+
+
+def load_located(
+    file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS, located: bool = True
+) -> tuple[dict[str, Any], Spots]:
+    """``load_document``, and where each resource and property is written (``positions.py``;
+    empty when ``located`` is False)."""
+    document, spots = _load(file, data, limits, located)
+    _check_template(document)
+    return document, spots
+
+
+def _check_template(document: Any) -> None:
     if not isinstance(document, dict):
         raise NotATemplate("not a CloudFormation template: the document is not a mapping")
     if not any(key in document for key in TEMPLATE_KEYS):
@@ -54,11 +68,14 @@ def load_document(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -
     resources = document.get("Resources")
     if not isinstance(resources, dict):
         raise TemplateError("not a CloudFormation template: no Resources mapping")
-    return document
 
 
 def load_data(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> Any:
     """Bytes -> the JSON or YAML document they hold, within ``limits``, whatever its shape."""
+    return _load(file, data, limits, located=False)[0]
+
+
+def _load(file: str, data: bytes, limits: ReadLimits, located: bool) -> tuple[Any, Spots]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -75,8 +92,20 @@ def load_data(file: str, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> An
                 raise InvalidSyntax(f"invalid JSON: {error}") from error
             is_yaml = True
     if is_yaml:
-        document = _load_yaml(text, limits, file)
-    return document
+        document, root = _load_yaml(text, limits, located, file)
+        return document, yaml_spots(root) if located and isinstance(document, dict) else {}
+    return document, _json_positions(text, document) if located and isinstance(
+        document, dict
+    ) else {}
+
+
+def _json_positions(text: str, document: dict[str, Any]) -> Spots:
+    """Positions of text ``json.loads`` accepted; none rather than a failed parse should the
+    walk meet a shape it does not expect."""
+    try:
+        return json_spots(text, document)
+    except (ValueError, IndexError):
+        return {}
 
 
 def _too_deep(max_depth: int) -> LimitExceeded:
@@ -184,7 +213,8 @@ def _yaml_error(error: Exception, file: str) -> TemplateError:
     return InvalidSyntax(f"invalid YAML: {text}".replace("\n", " "))
 
 
-def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS, file: str = "") -> Any:
+def _load_yaml(text: str, limits: ReadLimits, located: bool, file: str) -> tuple[Any, Any]:
+    """The document, and the node tree it was built from when ``located`` (for positions)."""
     yaml = optional.require("yaml", _YAML_PURPOSE)  # only YAML inputs need it
 
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -195,10 +225,16 @@ def _load_yaml(text: str, limits: ReadLimits = DEFAULT_LIMITS, file: str = "") -
     except yaml.YAMLError as error:
         raise _yaml_error(error, file) from error
 
+    # What yaml.load does, keeping the composed nodes: their marks are the positions.
+    loader = _loader(loader_base)(text)  # SafeLoader: no arbitrary objects
     try:
-        return yaml.load(text, Loader=_loader(loader_base))  # SafeLoader: no arbitrary objects
+        root = loader.get_single_node()
+        document = loader.construct_document(root) if root is not None else None
+        return document, root if located else None
     except yaml.YAMLError as error:
         raise _yaml_error(error, file) from error
+    finally:
+        loader.dispose()
 
 
 @functools.cache

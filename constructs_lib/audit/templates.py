@@ -27,7 +27,7 @@ from constructs_lib.audit.parsing import (
     InvalidSyntax,
     NotATemplate,
     TemplateError,
-    load_document,
+    load_located,
 )
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
@@ -64,14 +64,16 @@ def parse_template(
     data: bytes,
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
+    located: bool = True,
 ) -> ParsedTemplate:
-    """One file's bytes -> rows, with the parameter ``overrides`` that apply to its stack."""
+    """One file's bytes -> rows, with the parameter ``overrides`` that apply to its stack, and
+    where each resource is written (``located``: default on; off only to measure its cost)."""
     values = parameters.for_stack(overrides, stack)
     try:
-        document = load_document(file, data, limits)
+        document, spots = load_located(file, data, limits, located)
         if sam.is_sam(document):
-            return sam.extract(file, stack, document, values)
-        return cloudformation.extract(file, stack, document, overrides=values)
+            return sam.extract(file, stack, document, values, spots)
+        return cloudformation.extract(file, stack, document, overrides=values, spots=spots)
     except NotATemplate as error:
         # a file named as a template (a cloud assembly's, ``*.template.json``) must be one
         status = "unparseable" if template_names.is_template_suffix(file) else NOT_TEMPLATE

@@ -69,6 +69,9 @@ def findings_frame(spark: Any, count: int) -> Any:
         "account": F.lit(""),
         "region": F.lit(""),
         "physical": F.lit(""),
+        "line": F.lit(0),
+        "column": F.lit(0),
+        "construct_path": F.lit(""),
     }
     return spark.range(count).select(
         *[columns[name].alias(name) for name in schemas.FINDING_FIELDS]

@@ -106,6 +106,9 @@ def test_json_is_sorted_and_complete(result: AuditResult) -> None:
         "region",
         "physical",
         "queue_template",
+        "line",
+        "column",
+        "construct_path",
     }
     summary = document["summary"]
     assert (

@@ -35,6 +35,7 @@ from constructs_lib.audit.model import (
     ParsedTemplate,
     ResourceRow,
 )
+from constructs_lib.audit.positions import Spots, source_marker
 
 # An alias or a version names a function: whatever invokes one invokes that function (SAM's
 # AutoPublishAlias points event source mappings at an alias).
@@ -48,10 +49,12 @@ def extract(
     document: dict[str, Any],
     origins: Mapping[str, str] | None = None,
     overrides: Mapping[str, str] | None = None,
+    spots: Spots | None = None,
 ) -> ParsedTemplate:
     """One template's rows. ``origins`` maps generated logical ids to the ids a person wrote
-    (SAM's ``Function.Event``), so findings name what the author can find in the file."""
-    origins = origins or {}
+    (SAM's ``Function.Event``), so findings name what the author can find in the file;
+    ``spots``, where each resource is written (``positions.py``), so they point at its line."""
+    origins, spots = origins or {}, spots or {}
     resources = document["Resources"]
     template = _scope(file, stack, document, overrides or {})
     parsed = ParsedTemplate(FileRow(file, stack, "ok", "", 0))
@@ -59,7 +62,10 @@ def extract(
     count = 0
     for logical_id, body in resources.items():
         shown = origins.get(str(logical_id), str(logical_id))
-        if _resource_rows(template, parsed, str(logical_id), shown, body):
+        source = source_marker(spots.get(str(logical_id)), body if isinstance(body, dict) else {})
+        if source is not None:
+            parsed.sources.setdefault(shown, source)
+        if _resource_rows(template, parsed, str(logical_id), shown, body, source):
             count += 1
     parsed.file = FileRow(file, stack, "ok", "", count)
     composite_alarms.annotate(template, resources, parsed)
@@ -104,7 +110,12 @@ def _read_suppressions(
 
 
 def _resource_rows(
-    template: Scope, parsed: ParsedTemplate, logical_id: str, shown: str, body: Any
+    template: Scope,
+    parsed: ParsedTemplate,
+    logical_id: str,
+    shown: str,
+    body: Any,
+    source: dict[str, Any] | None = None,
 ) -> bool:
     """One resource's rows and notes; True when it is an audited resource and was judged (counted
     in the file row), False when it is skipped."""
@@ -129,6 +140,8 @@ def _resource_rows(
     properties = _judged_properties(template, parsed, shown, body)
     if properties is None:
         return False
+    if source is not None:
+        properties[model.SOURCE] = source
     resource_uid = model.uid(file, logical_id)
     kind = body["Type"]
     _kind_rows(template, parsed, resource_uid, kind, properties)

@@ -53,6 +53,7 @@ from constructs_lib.audit.dialects import cloudformation, sam_includes
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import NoteRow, ParsedTemplate
 from constructs_lib.audit.parameters import PSEUDO_PARAMETERS
+from constructs_lib.audit.positions import Spot, Spots
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 TRANSFORM = "AWS::Serverless-2016-10-31"
@@ -142,9 +143,11 @@ def extract(
     stack: str,
     document: dict[str, Any],
     overrides: Mapping[str, str] | None = None,
+    spots: Spots | None = None,
 ) -> ParsedTemplate:
     """A SAM template's rows: its expansion's, plus a QR900 note if it could not be expanded and
-    a QR903 note if it does not declare the transform."""
+    a QR903 note if it does not declare the transform. ``spots``: where the author wrote each
+    resource; a generated resource is placed at the one it came from (``origins``)."""
     declared = declares_transform(document)
     if not declared:
         document = {**document, "Transform": TRANSFORM}
@@ -153,7 +156,12 @@ def extract(
     document = included.document
     expansion = expand(document, default_parameter_values(document, overrides))
     parsed = cloudformation.extract(
-        file, stack, expansion.document, origins=expansion.origins, overrides=overrides
+        file,
+        stack,
+        expansion.document,
+        origins=expansion.origins,
+        overrides=overrides,
+        spots=_written_spots(spots or {}, expansion.document, expansion.origins),
     )
     if not declared:
         parsed.notes.append(missing_transform_note(file, stack))
@@ -393,6 +401,22 @@ def _generated_origins(document: Mapping[str, Any], expanded: Mapping[str, Any])
         prop = _longest_prefix(generated.removeprefix(owner), serverless[owner])
         origins[generated] = f"{owner}.{prop}" if prop else owner
     return origins
+
+
+def _written_spots(spots: Spots, expanded: Mapping[str, Any], origins: Mapping[str, str]) -> Spots:
+    """Positions for the translated resources, in the file the author wrote: a resource kept
+    under its own id is where it was written (its properties too); a generated one
+    (``<Function><Event>``, ``<Function>Role``) is at the id of the resource it came from, without
+    property positions, which belong to another resource; one from nowhere has none."""
+    written: Spots = {}
+    for logical_id in expanded.get("Resources") or {}:
+        if logical_id in spots and logical_id not in origins:
+            written[logical_id] = spots[logical_id]
+            continue
+        owner = origins.get(logical_id, "").split(".", 1)[0]
+        if owner in spots:
+            written[logical_id] = Spot(spots[owner].line, spots[owner].column, {})
+    return written
 
 
 def _longest_prefix(text: str, candidates: Mapping[str, Any]) -> str | None:

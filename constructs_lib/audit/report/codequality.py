@@ -19,8 +19,9 @@ def stream_codequality(result: AuditResult) -> Iterator[str]:
     """GitLab's Code Quality report (a JSON array of issues), one finding at a time.
 
     The fingerprint is SARIF's (``fingerprinted``), so GitLab matches a finding across
-    pipelines while its wording changes. Templates carry no line numbers through the audit, so
-    every issue points at line 1 of its file.
+    pipelines while its wording changes. An issue points at the line its resource (or the
+    property its rule is about) is written on, at line 1 when that is not known (a deployed
+    stack, a whole file).
     """
     yield "["
     i = -1
@@ -34,7 +35,7 @@ def stream_codequality(result: AuditResult) -> Iterator[str]:
             "description": f"{accepted}{finding.rule_id} {finding.message}. Fix: {finding.fix}",
             "severity": _CODEQUALITY_SEVERITY["info" if accepted else finding.severity],
             "fingerprint": fingerprint,
-            "location": {"path": uri(finding.template), "lines": {"begin": 1}},
+            "location": {"path": uri(finding.template), "lines": {"begin": finding.line or 1}},
         }
         yield ("," if i else "") + "\n  " + indented(issue, 2)
     yield "\n]\n" if i >= 0 else "]\n"

@@ -76,9 +76,9 @@ def physical_name(arn: str) -> str:
 
 def where_text(finding: Finding) -> str:
     """Where a finding is, in one short cell: its template, or for a deployed stack (whose
-    template is its stack ARN) ``account/region/stack``."""
+    template is its stack ARN) ``account/region/stack``; ``file:line`` when the line is known."""
     if not finding.account:
-        return finding.template
+        return f"{finding.template}:{finding.line}" if finding.line else finding.template
     return f"{finding.account}/{finding.region}/{finding.stack}"
 
 

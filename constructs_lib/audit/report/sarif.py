@@ -64,9 +64,10 @@ def _document(result: AuditResult, catalog: Sequence[tuple[str, str, str, str]])
 
 def _result(finding: Finding, fingerprint: str, rule_index: int) -> dict[str, Any]:
     """One finding as a SARIF result: where it is, its suppression and baseline state."""
-    location: dict[str, Any] = {
-        "physicalLocation": {"artifactLocation": {"uri": uri(finding.template)}}
-    }
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(finding.template)}}
+    if finding.line:  # code scanning annotates a pull request only where a result has a line
+        physical["region"] = {"startLine": finding.line, "startColumn": finding.column or 1}
+    location: dict[str, Any] = {"physicalLocation": physical}
     if finding.resource or finding.physical:
         # a deployed resource's fully qualified name is its ARN
         location["logicalLocations"] = [
@@ -100,10 +101,12 @@ def _result(finding: Finding, fingerprint: str, rule_index: int) -> dict[str, An
             ("account", finding.account),
             ("region", finding.region),
             ("physical", finding.physical),
+            ("constructPath", finding.construct_path),
         )
         if value
     }
-    if deployed:  # where a deployed resource lives; template files have none of these
+    # where a deployed resource lives, or the construct a CDK app wrote it from
+    if deployed:
         entry["properties"] = deployed
     return entry
 

@@ -24,6 +24,7 @@ from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 from constructs_lib.audit.spark.schemas import (
     BATCH_ROWS,
     PATH_SCHEMA,
+    WIDE_INTS,
     WIDE_SCHEMA,
     WIDE_TEXT,
     arrow_batch,
@@ -87,16 +88,18 @@ def wide_batches(
 ) -> Iterator[Any]:
     """Parsed templates -> Arrow batches of ``WIDE_SCHEMA`` rows, each template judged on its own
     as far as it can be (``within_template.py``; with ``metrics``, the observed series)."""
-    width = len(WIDE_TEXT)
+    width, numbers = len(WIDE_TEXT), len(WIDE_INTS)
     columns: dict[str, list[Any]] = {name: [] for name in WIDE_SCHEMA.names}
     for parsed in parsed_templates:
         src = parsed.file.file
         for tag, row in _rows_of(parsed, metrics):
             text = [v for v in row if not isinstance(v, int)]
+            ints = [v for v in row if isinstance(v, int)]
             columns["tag"].append(tag)
             for i in range(width):
                 columns[WIDE_TEXT[i]].append(text[i] if i < len(text) else "")
-            columns["n"].append(next((v for v in row if isinstance(v, int)), 0))
+            for i in range(numbers):
+                columns[WIDE_INTS[i]].append(ints[i] if i < len(ints) else 0)
             columns["src"].append(src)
         if len(columns["tag"]) >= BATCH_ROWS:
             yield arrow_batch(columns, WIDE_SCHEMA)

@@ -30,7 +30,10 @@ def _schema(*names: str, ints: Iterable[str] = (), binary: Iterable[str] = ()) -
 
 
 FINDING_FIELDS = tuple(Finding.__dataclass_fields__)
-FINDING_SCHEMA = _schema(*FINDING_FIELDS)
+# A finding's position in its file (line, column) is its only numbers.
+FINDING_INTS = tuple(n for n, f in Finding.__dataclass_fields__.items() if f.type == "int")
+FINDING_TEXT = tuple(n for n in FINDING_FIELDS if n not in FINDING_INTS)
+FINDING_SCHEMA = _schema(*FINDING_FIELDS, ints=FINDING_INTS)
 # The driver's list of inputs: the path as bytes (a file name need not be UTF-8) and its stack.
 PATH_SCHEMA = _schema("path", "stack", binary=["path"])
 ROW_SCHEMAS = {
@@ -48,15 +51,17 @@ ROW_SCHEMAS = {
     # the keys their contexts depend on, and the queues left to the join stage.
     "inner": _schema(*EdgeRow._fields),
     "touch": _schema("key", "how"),
-    "judged": _schema("queue_uid", *FINDING_FIELDS),
+    "judged": _schema("queue_uid", *FINDING_FIELDS, ints=FINDING_INTS),
     "exposure": _schema("queue_uid", "key", "how"),
     "pending": _schema("queue_uid"),
 }
 # Parsing yields every row kind in one pass, into one wide schema: a tag, as many text columns as
-# the widest kind (a judged finding) and one integer; each kind is then a JVM-side select of it.
-# "src" is the file a row came from, so a nested child parsed again replaces all of its rows.
-WIDE_TEXT = [f"t{i}" for i in range(len(FINDING_FIELDS) + 1)]
-WIDE_SCHEMA = _schema("tag", *WIDE_TEXT, "n", "src", ints=["n"])
+# the widest kind (a judged finding) and as many integers (a finding's line and column); each
+# kind is then a JVM-side select of it. "src" is the file a row came from, so a nested child
+# parsed again replaces all of its rows.
+WIDE_TEXT = [f"t{i}" for i in range(len(FINDING_TEXT) + 1)]
+WIDE_INTS = [f"n{i}" for i in range(max(1, len(FINDING_INTS)))]
+WIDE_SCHEMA = _schema("tag", *WIDE_TEXT, *WIDE_INTS, "src", ints=WIDE_INTS)
 # The evaluation pass reads one row per member of a queue's context (see ``resolve.members``) with its
 # resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
 EDGE_COLUMNS = [f"edge_{c}" for c in EdgeRow._fields]
@@ -106,9 +111,9 @@ def findings_frame(spark: SparkSession, findings: list[Finding]) -> DataFrame:
 
 def narrow(wide: DataFrame, tag: str, with_src: bool = False) -> DataFrame:
     """The rows of one kind, with its schema's columns (and the file they came from)."""
-    texts = iter(WIDE_TEXT)
+    texts, ints = iter(WIDE_TEXT), iter(WIDE_INTS)
     columns = [
-        F.col("n").alias(f.name)
+        F.col(next(ints)).alias(f.name)
         if isinstance(f.dataType, IntegerType)
         else F.col(next(texts)).alias(f.name)
         for f in ROW_SCHEMAS[tag].fields

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from constructs_lib.audit import model, report, rules, templates
 from constructs_lib.audit.model import AuditResult, Finding
-from constructs_lib.audit.spark.schemas import FINDING_FIELDS
+from constructs_lib.audit.spark.schemas import FINDING_FIELDS, FINDING_TEXT
 
 # How rows reach the driver. On a classic session each stored partition is its own job
 # (``SparkContext.runJob`` on one partition): nothing is held between partitions. A single
@@ -59,7 +59,7 @@ FINDING_OVERHEAD_BYTES = 128
 def _finding_bytes() -> Any:
     """A finding's size: its text's UTF-8 bytes and ``FINDING_OVERHEAD_BYTES``."""
     return sum(
-        (F.coalesce(F.octet_length(F.col(name)), F.lit(0)) for name in FINDING_FIELDS),
+        (F.coalesce(F.octet_length(F.col(name)), F.lit(0)) for name in FINDING_TEXT),
         F.lit(FINDING_OVERHEAD_BYTES),
     )
 

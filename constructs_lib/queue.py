@@ -19,6 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_lib import (
+    adoption,
     alarm_tiers,
     call_checks,
     docstrings,
@@ -29,6 +30,7 @@ from constructs_lib import (
     prop_tables,
     queue_signals,
 )
+from constructs_lib.adoption import ExistingQueues
 from constructs_lib.alarms import QueueAlarms
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.deferred_checks import DeliveryBeforeExpiry, WarningReporter
@@ -57,7 +59,9 @@ class ResilientQueue(ProducerCalls, Construct):
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular
     dependency). Changing a property that forces replacement, such as ``fifo``, therefore needs
-    a new ``queue_name`` or construct id.
+    a new ``queue_name`` or construct id. Deployed queues are taken over in place with
+    ``existing`` (``ExistingQueues``): their logical ids are kept, CloudFormation-generated
+    names stay generated, and every change that would still replace one warns at synth.
 
     Every argument is checked for its kind and range before any value reaches CDK: a value of
     the wrong kind raises ``TypeError``, a value out of range ``ConfigurationError`` (see the
@@ -105,6 +109,7 @@ class ResilientQueue(ProducerCalls, Construct):
         removal_policy: RemovalPolicy | None = None,
         expected_traffic: Duration | None = None,
         fair: bool = False,
+        existing: ExistingQueues | None = None,
     ) -> None:
         """Build the source queue, its dead-letter queue, their policies and alarms in ``scope``
         under ``construct_id``; add consumers with ``add_lambda_consumer``.
@@ -116,10 +121,23 @@ class ResilientQueue(ProducerCalls, Construct):
         arguments = _call_arguments(locals())
         call_checks.check_new_construct(prop_tables.QUEUE, arguments)
         super().__init__(scope, construct_id)
+        if existing is not None:
+            # The deployed queues' name and type are what the user means unless said otherwise.
+            if queue_name is None and not existing.names_generated:
+                arguments["queue_name"] = queue_name = existing.deployed_queue_name
+            if fifo is None and existing.fifo:
+                arguments["fifo"] = True
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
         given = call_checks.check_queue(arguments)
-        self._reporter.report(given.unresolved, given.problems)
+        adoption_problems = (
+            []
+            if existing is None
+            else adoption.existing_problems(existing, queue_name, dead_letter_queue is not None)
+        )
+        self._reporter.report(given.unresolved, given.problems + adoption_problems)
+        self.existing = existing
+        """The deployed queues this construct takes over (``existing``), or None."""
 
         self.fifo = given.fifo
         """Whether both queues are FIFO."""
@@ -134,14 +152,22 @@ class ResilientQueue(ProducerCalls, Construct):
         self.queue_name = physical_name(self, queue_name, self.fifo)
         """Physical name of the source queue."""
         pair_arguments = {k: v for k, v in arguments.items() if k in _PAIR_ARGUMENTS}
+        generated = existing is not None and existing.names_generated
         self._pair = create_queue_pair(
-            self, **pair_arguments, queue_name=self.queue_name, fifo=self.fifo
+            self,
+            **pair_arguments,
+            queue_name=self.queue_name,
+            fifo=self.fifo,
+            names_generated=generated,
+            deployed_source_name=existing.deployed_queue_name if existing else None,
         )
         self.dead_letter_queue: sqs.IQueue = self._pair.dead_letter_queue
         """The dead-letter queue (created, or the one given)."""
         self.queue: sqs.Queue = self._pair.queue
         """The source queue."""
         self._reporter.decide_at_synth(self._pair.cfn_queue)
+        if existing is not None:
+            self._adopt(existing)
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
@@ -340,6 +366,32 @@ class ResilientQueue(ProducerCalls, Construct):
 
     # --- internals ---------------------------------------------------------------------------
 
+    def _adopt(self, existing: ExistingQueues) -> None:
+        """Keep the deployed resources' logical ids; warn of whatever would still replace one."""
+        pair = self._pair
+        adoption.keep_logical_id(pair.cfn_queue, existing.queue_logical_id)
+        adoption.keep_logical_id(self.queue.node.try_find_child("Policy"), existing.queue_policy_logical_id)
+        if not pair.dead_letter_queue_given:
+            adoption.keep_logical_id(self.dead_letter_queue, existing.dead_letter_logical_id)
+            adoption.keep_logical_id(
+                self.dead_letter_queue.node.try_find_child("Policy"),
+                existing.dead_letter_policy_logical_id,
+            )
+        for reason in adoption.replacement_warnings(
+            existing,
+            queue_name=None if existing.names_generated else self.queue_name,
+            dead_letter_name=None if existing.names_generated else pair.dead_letter_name,
+            fifo=self.fifo,
+            dead_letter_given=pair.dead_letter_queue_given,
+        ):
+            self._reporter.warn("existing", reason)
+        if (
+            existing.names_generated
+            and existing.deployed_queue_name is None
+            and not pair.dead_letter_queue_given
+        ):
+            self._reporter.warn("existing", adoption.generated_redrive_allow_warning(existing))
+
     def _queue_consumers(self) -> tuple[QueueConsumers, QueueConsumers]:
         """The consumers of the source queue and of the DLQ, each following its queue."""
         pair = self._pair
@@ -353,9 +405,13 @@ class ResilientQueue(ProducerCalls, Construct):
             explicit_visibility=self._explicit_visibility,
             visibility_known=not self._visibility_unknown,
             source_retention=self.source_retention,
+            mapping_logical_ids=dict(self.existing.event_source_logical_ids)
+            if self.existing
+            else {},
         )
         dead_letter = dataclasses.replace(
             source,
+            mapping_logical_ids={},
             queue=self.dead_letter_queue,
             dead_letter=True,
             explicit_visibility=None,

@@ -32,6 +32,7 @@ from constructs_lib import (
 )
 from constructs_lib.adoption import ExistingQueues
 from constructs_lib.alarms import QueueAlarms
+from constructs_lib.bypass import BypassingConsumers
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.deferred_checks import DeliveryBeforeExpiry, WarningReporter
 from constructs_lib.errors import Problem
@@ -185,6 +186,17 @@ class ResilientQueue(ProducerCalls, Construct):
             self, self._pair, self._alarm_factory, self.dead_letter_retention, self.max_message_size
         )
         self._source_consumers, self._dead_letter_consumers = self._queue_consumers()
+        # Mappings on the source added without add_lambda_consumer are consumers too, at synth.
+        self._bypassing = BypassingConsumers(
+            self.node.path,
+            self.queue,
+            self._pair.cfn_queue,
+            self._source_consumers.mapping_paths,
+            lambda: self.visibility_timeout,
+            self._explicit_visibility,
+        )
+        if not self._visibility_unknown:
+            BypassingConsumers.watch(self._pair.cfn_queue, self._bypassing)
         # Without a consumer nothing else sets the visibility timeout; SQS's default must still
         # let a failing message reach the DLQ before it expires. Judged at synth, when it is
         # known whether a consumer came.

@@ -81,6 +81,17 @@ class QueueConsumers:
             return None
         return max(c.visibility_timeout for c in self.consumers)
 
+    def mapping_paths(self) -> set[str]:
+        """The construct paths of the consumers' event source mappings (CloudFormation
+        resources), to tell them from mappings added without the construct."""
+        paths = set()
+        for consumer in self.consumers:
+            mapping_id = f"SqsEventSource:{Names.node_unique_id(self.consumed.queue.node)}"
+            mapping = consumer.function.node.try_find_child(mapping_id)
+            if mapping is not None and mapping.node.default_child is not None:
+                paths.add(mapping.node.default_child.node.path)
+        return paths
+
     def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
         function: lambda_.IFunction = arguments["function"]

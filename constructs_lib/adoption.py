@@ -212,5 +212,3 @@ def _label(logical_id: str | None, name: str | None) -> str:
     if logical_id is None:
         return repr(name)
     return f"{logical_id} ({name!r})" if name else logical_id
-
-

@@ -124,7 +124,9 @@ class BypassingConsumers:
         )
 
 
-def _needed(mapping: lambda_.CfnEventSourceMapping, function: lambda_.Function | None) -> int | None:
+def _needed(
+    mapping: lambda_.CfnEventSourceMapping, function: lambda_.Function | None
+) -> int | None:
     """6 x function timeout + batching window, or None when the timeout cannot be read."""
     if function is None:
         return None

@@ -382,7 +382,9 @@ class ResilientQueue(ProducerCalls, Construct):
         """Keep the deployed resources' logical ids; warn of whatever would still replace one."""
         pair = self._pair
         adoption.keep_logical_id(pair.cfn_queue, existing.queue_logical_id)
-        adoption.keep_logical_id(self.queue.node.try_find_child("Policy"), existing.queue_policy_logical_id)
+        adoption.keep_logical_id(
+            self.queue.node.try_find_child("Policy"), existing.queue_policy_logical_id
+        )
         if not pair.dead_letter_queue_given:
             adoption.keep_logical_id(self.dead_letter_queue, existing.dead_letter_logical_id)
             adoption.keep_logical_id(

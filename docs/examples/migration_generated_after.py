@@ -23,7 +23,9 @@ orders = ResilientQueue(
         # The logical ids, from the old cdk.out/Orders.template.json.
         queue_logical_id="OrdersQueue3DFA1D51",
         dead_letter_logical_id="OrdersDlq16CD0DA3",
-        event_source_logical_ids={"Worker": "WorkerSqsEventSourceOrdersOrdersQueueEA10BA75C97A02A1"},
+        event_source_logical_ids={
+            "Worker": "WorkerSqsEventSourceOrdersOrdersQueueEA10BA75C97A02A1"
+        },
         # CloudFormation generated the names: keep them, and name the deployed source (its URL
         # or name, from `aws cloudformation describe-stack-resources`) so that the DLQ admits
         # only this source.

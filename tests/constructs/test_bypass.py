@@ -60,7 +60,9 @@ def test_an_event_source_mapping_written_directly_is_seen(
     assert queue_properties(stack, "orders")["VisibilityTimeout"] == 270
 
 
-def test_a_mapping_in_another_stack_is_seen(stack: cdk.Stack, make_function: FunctionFactory) -> None:
+def test_a_mapping_in_another_stack_is_seen(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
     orders = ResilientQueue(stack, "Orders", queue_name="orders")
     other = cdk.Stack(stack.node.scope, "Workers")  # type: ignore[arg-type]
     make_function(60, scope=other).add_event_source(event_sources.SqsEventSource(orders.queue))
@@ -76,7 +78,9 @@ def test_fails_when_the_bypassing_function_timeout_is_unknown(stack: cdk.Stack) 
     lambda_.EventSourceMapping(
         stack, "Direct", target=imported, event_source_arn=orders.queue.queue_arn
     )
-    with pytest.raises(RuntimeError, match=r"(?s)Orders.*timeout cannot be read.*add_lambda_consumer"):
+    with pytest.raises(
+        RuntimeError, match=r"(?s)Orders.*timeout cannot be read.*add_lambda_consumer"
+    ):
         synth(stack)
 
 
@@ -85,7 +89,9 @@ def test_fails_when_an_explicit_visibility_timeout_is_below_the_bypassing_need(
 ) -> None:
     orders = ResilientQueue(stack, "Orders", queue_name="orders", visibility_timeout=S(300))
     make_function(60).add_event_source(event_sources.SqsEventSource(orders.queue))
-    with pytest.raises(RuntimeError, match=r"(?s)visibility_timeout=300: is below the 360 s.*add_lambda_consumer"):
+    with pytest.raises(
+        RuntimeError, match=r"(?s)visibility_timeout=300: is below the 360 s.*add_lambda_consumer"
+    ):
         synth(stack)
 
 
@@ -98,7 +104,9 @@ def test_an_explicit_visibility_timeout_at_the_need_is_kept(
     assert queue_properties(stack, "orders")["VisibilityTimeout"] == 400
 
 
-def test_an_imported_queue_is_not_affected(stack: cdk.Stack, make_function: FunctionFactory) -> None:
+def test_an_imported_queue_is_not_affected(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
     ResilientQueue(stack, "Orders", queue_name="orders")
     other = sqs.Queue.from_queue_arn(stack, "Other", "arn:aws:sqs:eu-west-1:111111111111:other")
     make_function(60).add_event_source(event_sources.SqsEventSource(other))

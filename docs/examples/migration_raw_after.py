@@ -1,5 +1,6 @@
 import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
+
 from constructs_lib import ExistingQueues, ResilientQueue
 
 app = cdk.App()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from aws_cdk import CfnResource
 from constructs import IConstruct
 
-from constructs_lib.errors import Problem
+from constructs_lib.errors import ParameterTypeError, Problem
 
 # CloudFormation: a logical id is alphanumeric (A-Za-z0-9) and unique within the template
 # (Resources section, "Logical ID"); 255 characters at most (CloudFormation quotas).
@@ -67,6 +67,27 @@ class ExistingQueues:
     sees the same mapping (it refuses a second one between the same queue and function).
     Default: none."""
 
+    def __post_init__(self) -> None:
+        # Checked here, before a value reaches a regular expression or CDK: a wrong kind is
+        # a ParameterTypeError naming the field, like every other prop.
+        problems = [
+            Problem(name, getattr(self, name), f"is not {wanted}", f"pass {wanted}")
+            for name, wanted in _FIELD_KINDS.items()
+            if not _is_kind(getattr(self, name), wanted)
+        ]
+        ids = self.event_source_logical_ids
+        if isinstance(ids, Mapping) and not all(isinstance(k, str) for k in ids):
+            problems.append(
+                Problem(
+                    "event_source_logical_ids",
+                    dict(ids),
+                    "has a key that is not a str",
+                    "key each logical id by the consumer function's construct id (a str)",
+                )
+            )
+        if problems:
+            raise ParameterTypeError("ExistingQueues", problems)
+
     @property
     def deployed_queue_name(self) -> str | None:
         """``queue_name``, with a queue URL reduced to the name it ends with."""
@@ -87,6 +108,27 @@ class ExistingQueues:
         for function_id, logical_id in self.event_source_logical_ids.items():
             ids[f"event_source_logical_ids[{function_id!r}]"] = logical_id
         return ids
+
+
+_FIELD_KINDS = {
+    "queue_logical_id": "a str",
+    "names_generated": "a bool",
+    "queue_name": "a str or None",
+    "dead_letter_queue_name": "a str or None",
+    "fifo": "a bool",
+    "dead_letter_logical_id": "a str or None",
+    "queue_policy_logical_id": "a str or None",
+    "dead_letter_policy_logical_id": "a str or None",
+    "event_source_logical_ids": "a mapping of str to str",
+}
+
+
+def _is_kind(value: object, wanted: str) -> bool:
+    if wanted == "a bool":
+        return isinstance(value, bool)
+    if wanted == "a mapping of str to str":
+        return isinstance(value, Mapping)  # the values are checked as logical ids
+    return isinstance(value, str) or (value is None and wanted.endswith("or None"))
 
 
 def existing_problems(

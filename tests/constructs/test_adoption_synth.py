@@ -13,7 +13,7 @@ from aws_cdk import Validations
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Annotations, Match, Template
 
-from constructs_lib import ConfigurationError, ExistingQueues, ResilientQueue
+from constructs_lib import ConfigurationError, ExistingQueues, ParameterTypeError, ResilientQueue
 from constructs_lib.checks import QueueResilienceChecks
 from tests.constructs.conftest import FunctionFactory, resources_of_type
 
@@ -221,6 +221,16 @@ def test_a_dlq_to_keep_with_a_given_dlq_is_refused(stack: cdk.Stack) -> None:
     assert "existing.dead_letter_logical_id='OrdersDlq16CD0DA3'" in message
     assert "dead_letter_queue gives another" in message
     assert "Fix: remove dead_letter_queue, or remove dead_letter_logical_id" in message
+
+
+def test_fields_of_the_wrong_kind_are_refused_together() -> None:
+    with pytest.raises(ParameterTypeError) as raised:
+        named(queue_name=5, fifo="yes", event_source_logical_ids={1: "Mapping"})
+    message = str(raised.value)
+    assert message.startswith("ExistingQueues: 3 arguments of the wrong type")
+    assert "queue_name=5: is not a str or None. Fix: pass a str or None" in message
+    assert "fifo='yes': is not a bool" in message
+    assert "event_source_logical_ids={1: 'Mapping'}: has a key that is not a str" in message
 
 
 # --- the audit of the adopting construct's own output -----------------------------------------

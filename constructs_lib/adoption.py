@@ -11,13 +11,15 @@ deleted: for a queue, a new, empty queue.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from aws_cdk import CfnResource
 from constructs import IConstruct
 
 from constructs_lib.errors import ParameterTypeError, Problem
+from constructs_lib.queue_pair import QueuePair
 
 # CloudFormation: a logical id is alphanumeric (A-Za-z0-9) and unique within the template
 # (Resources section, "Logical ID"); 255 characters at most (CloudFormation quotas).
@@ -129,6 +131,60 @@ def _is_kind(value: object, wanted: str) -> bool:
     if wanted == "a mapping of str to str":
         return isinstance(value, Mapping)  # the values are checked as logical ids
     return isinstance(value, str) or (value is None and wanted.endswith("or None"))
+
+
+def take_defaults(existing: ExistingQueues | None, arguments: dict[str, Any]) -> list[Problem]:
+    """Set ``arguments``' queue name and type from the deployed queues unless given (they are
+    what the user means unless said otherwise); return what is wrong with ``existing``."""
+    if existing is None:
+        return []
+    if arguments["queue_name"] is None and not existing.names_generated:
+        arguments["queue_name"] = existing.deployed_queue_name
+    if arguments["fifo"] is None and existing.fifo:
+        arguments["fifo"] = True
+    given_dead_letter = arguments["dead_letter_queue"] is not None
+    return existing_problems(existing, arguments["queue_name"], given_dead_letter)
+
+
+def pair_arguments(existing: ExistingQueues | None) -> dict[str, Any]:
+    """What ``create_queue_pair`` needs to keep generated names."""
+    if existing is None or not existing.names_generated:
+        return {}
+    return {"names_generated": True, "deployed_source_name": existing.deployed_queue_name}
+
+
+def adopt(
+    existing: ExistingQueues | None,
+    pair: QueuePair,
+    queue_name: str,
+    fifo: bool,
+    warn: Callable[[str, str], None],
+) -> None:
+    """Keep the deployed resources' logical ids; warn of whatever would still replace one."""
+    if existing is None:
+        return
+    keep_logical_id(pair.cfn_queue, existing.queue_logical_id)
+    keep_logical_id(pair.queue.node.try_find_child("Policy"), existing.queue_policy_logical_id)
+    if not pair.dead_letter_queue_given:
+        keep_logical_id(pair.dead_letter_queue, existing.dead_letter_logical_id)
+        keep_logical_id(
+            pair.dead_letter_queue.node.try_find_child("Policy"),
+            existing.dead_letter_policy_logical_id,
+        )
+    for reason in replacement_warnings(
+        existing,
+        queue_name=None if existing.names_generated else queue_name,
+        dead_letter_name=None if existing.names_generated else pair.dead_letter_name,
+        fifo=fifo,
+        dead_letter_given=pair.dead_letter_queue_given,
+    ):
+        warn("existing", reason)
+    if (
+        existing.names_generated
+        and existing.deployed_queue_name is None
+        and not pair.dead_letter_queue_given
+    ):
+        warn("existing", generated_redrive_allow_warning(existing))
 
 
 def existing_problems(

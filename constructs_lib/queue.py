@@ -122,20 +122,11 @@ class ResilientQueue(ProducerCalls, Construct):
         arguments = _call_arguments(locals())
         call_checks.check_new_construct(prop_tables.QUEUE, arguments)
         super().__init__(scope, construct_id)
-        if existing is not None:
-            # The deployed queues' name and type are what the user means unless said otherwise.
-            if queue_name is None and not existing.names_generated:
-                arguments["queue_name"] = queue_name = existing.deployed_queue_name
-            if fifo is None and existing.fifo:
-                arguments["fifo"] = True
+        adoption_problems = adoption.take_defaults(existing, arguments)
+        queue_name = arguments["queue_name"]
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
         given = call_checks.check_queue(arguments)
-        adoption_problems = (
-            []
-            if existing is None
-            else adoption.existing_problems(existing, queue_name, dead_letter_queue is not None)
-        )
         self._reporter.report(given.unresolved, given.problems + adoption_problems)
         self.existing = existing
         """The deployed queues this construct takes over (``existing``), or None."""
@@ -153,22 +144,16 @@ class ResilientQueue(ProducerCalls, Construct):
         self.queue_name = physical_name(self, queue_name, self.fifo)
         """Physical name of the source queue."""
         pair_arguments = {k: v for k, v in arguments.items() if k in _PAIR_ARGUMENTS}
-        generated = existing is not None and existing.names_generated
+        pair_arguments |= adoption.pair_arguments(existing)  # keeps generated names
         self._pair = create_queue_pair(
-            self,
-            **pair_arguments,
-            queue_name=self.queue_name,
-            fifo=self.fifo,
-            names_generated=generated,
-            deployed_source_name=existing.deployed_queue_name if existing else None,
+            self, **pair_arguments, queue_name=self.queue_name, fifo=self.fifo
         )
         self.dead_letter_queue: sqs.IQueue = self._pair.dead_letter_queue
         """The dead-letter queue (created, or the one given)."""
         self.queue: sqs.Queue = self._pair.queue
         """The source queue."""
         self._reporter.decide_at_synth(self._pair.cfn_queue)
-        if existing is not None:
-            self._adopt(existing)
+        adoption.adopt(existing, self._pair, self.queue_name, self.fifo, self._reporter.warn)
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
@@ -186,26 +171,7 @@ class ResilientQueue(ProducerCalls, Construct):
             self, self._pair, self._alarm_factory, self.dead_letter_retention, self.max_message_size
         )
         self._source_consumers, self._dead_letter_consumers = self._queue_consumers()
-        # Mappings on the source added without add_lambda_consumer are consumers too, at synth.
-        self._bypassing = BypassingConsumers(
-            self.node.path,
-            self.queue,
-            self._pair.cfn_queue,
-            self._source_consumers.mapping_paths,
-            lambda: self.visibility_timeout,
-            self._explicit_visibility,
-        )
-        if not self._visibility_unknown:
-            BypassingConsumers.watch(self._pair.cfn_queue, self._bypassing)
-        # Without a consumer nothing else sets the visibility timeout; SQS's default must still
-        # let a failing message reach the DLQ before it expires. Judged at synth, when it is
-        # known whether a consumer came.
-        if not self._visibility_unknown and isinstance(max_receive_count, int):
-            self.node.add_validation(
-                DeliveryBeforeExpiry(
-                    max_receive_count, self.source_retention, lambda: self.visibility_timeout
-                )
-            )
+        self._bypassing = _watch_visibility(self, max_receive_count)
 
     # --- consumers ---------------------------------------------------------------------------
 
@@ -378,34 +344,6 @@ class ResilientQueue(ProducerCalls, Construct):
 
     # --- internals ---------------------------------------------------------------------------
 
-    def _adopt(self, existing: ExistingQueues) -> None:
-        """Keep the deployed resources' logical ids; warn of whatever would still replace one."""
-        pair = self._pair
-        adoption.keep_logical_id(pair.cfn_queue, existing.queue_logical_id)
-        adoption.keep_logical_id(
-            self.queue.node.try_find_child("Policy"), existing.queue_policy_logical_id
-        )
-        if not pair.dead_letter_queue_given:
-            adoption.keep_logical_id(self.dead_letter_queue, existing.dead_letter_logical_id)
-            adoption.keep_logical_id(
-                self.dead_letter_queue.node.try_find_child("Policy"),
-                existing.dead_letter_policy_logical_id,
-            )
-        for reason in adoption.replacement_warnings(
-            existing,
-            queue_name=None if existing.names_generated else self.queue_name,
-            dead_letter_name=None if existing.names_generated else pair.dead_letter_name,
-            fifo=self.fifo,
-            dead_letter_given=pair.dead_letter_queue_given,
-        ):
-            self._reporter.warn("existing", reason)
-        if (
-            existing.names_generated
-            and existing.deployed_queue_name is None
-            and not pair.dead_letter_queue_given
-        ):
-            self._reporter.warn("existing", adoption.generated_redrive_allow_warning(existing))
-
     def _queue_consumers(self) -> tuple[QueueConsumers, QueueConsumers]:
         """The consumers of the source queue and of the DLQ, each following its queue."""
         pair = self._pair
@@ -529,6 +467,32 @@ def _create_alarms(
     return factory, queue_signals.with_signal_alarms(
         factory, alarms, queue.queue, expected_traffic, queue.fair, queue.source_retention
     )
+
+
+def _watch_visibility(queue: ResilientQueue, max_receive_count: object) -> BypassingConsumers:
+    """The synth-time checks of the source's visibility timeout, unless it is a token."""
+    # Mappings on the source added without add_lambda_consumer are consumers too, at synth.
+    bypassing = BypassingConsumers(
+        queue.node.path,
+        queue.queue,
+        queue._pair.cfn_queue,
+        queue._source_consumers.mapping_paths,
+        lambda: queue.visibility_timeout,
+        queue._explicit_visibility,
+    )
+    if queue._visibility_unknown:
+        return bypassing
+    BypassingConsumers.watch(queue._pair.cfn_queue, bypassing)
+    # Without a consumer nothing else sets the visibility timeout; SQS's default must still
+    # let a failing message reach the DLQ before it expires. Judged at synth, when it is
+    # known whether a consumer came.
+    if isinstance(max_receive_count, int):
+        queue.node.add_validation(
+            DeliveryBeforeExpiry(
+                max_receive_count, queue.source_retention, lambda: queue.visibility_timeout
+            )
+        )
+    return bypassing
 
 
 def _call_arguments(names: Mapping[str, Any]) -> dict[str, Any]:

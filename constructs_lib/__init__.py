@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from constructs_lib.errors import ConfigurationError, ParameterTypeError, Problem
 
 if TYPE_CHECKING:
+    from constructs_lib.adoption import ExistingQueues
     from constructs_lib.alarms import QueueAlarms
     from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
     from constructs_lib.queue import ResilientQueue
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 # Importing aws-cdk-lib starts a Node.js process. The audit imports this package in every Spark
 # worker and never needs a construct, so the construct classes load on first use.
 _LAZY_EXPORTS = {
+    "ExistingQueues": "constructs_lib.adoption",
     "QueueAlarms": "constructs_lib.alarms",
     "ConsumerSettings": "constructs_lib.consumer",
     "LambdaConsumer": "constructs_lib.consumer",
@@ -27,6 +29,7 @@ _LAZY_EXPORTS = {
 __all__ = [
     "ConfigurationError",
     "ConsumerSettings",
+    "ExistingQueues",
     "LambdaConsumer",
     "ParameterTypeError",
     "Problem",

@@ -21,6 +21,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_lib import backoff, limits, policy
+from constructs_lib.adoption import ExistingQueues
 from constructs_lib.kinds import (
     AnyOf,
     Choice,
@@ -258,6 +259,14 @@ QUEUE = Table(
             "off",
             "a fair queue (producers set `MessageGroupId`): the age alarm that pages watches the "
             "quiet groups; standard queues only",
+        ),
+        Param(
+            "existing",
+            Instance(ExistingQueues, "ExistingQueues", "ExistingQueues(queue_logical_id='Q')"),
+            "none: new queues",
+            "deployed queues to take over in place: their logical ids and names are kept, and "
+            "any change that would replace a queue warns (docs/migration.md)",
+            optional=True,
         ),
     ),
 )

@@ -19,6 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_lib import (
+    adoption,
     alarm_tiers,
     call_checks,
     docstrings,
@@ -29,7 +30,9 @@ from constructs_lib import (
     prop_tables,
     queue_signals,
 )
+from constructs_lib.adoption import ExistingQueues
 from constructs_lib.alarms import QueueAlarms
+from constructs_lib.bypass import BypassingConsumers
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.deferred_checks import DeliveryBeforeExpiry, WarningReporter
 from constructs_lib.errors import Problem
@@ -57,7 +60,9 @@ class ResilientQueue(ProducerCalls, Construct):
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular
     dependency). Changing a property that forces replacement, such as ``fifo``, therefore needs
-    a new ``queue_name`` or construct id.
+    a new ``queue_name`` or construct id. Deployed queues are taken over in place with
+    ``existing`` (``ExistingQueues``): their logical ids are kept, CloudFormation-generated
+    names stay generated, and every change that would still replace one warns at synth.
 
     Every argument is checked for its kind and range before any value reaches CDK: a value of
     the wrong kind raises ``TypeError``, a value out of range ``ConfigurationError`` (see the
@@ -105,6 +110,7 @@ class ResilientQueue(ProducerCalls, Construct):
         removal_policy: RemovalPolicy | None = None,
         expected_traffic: Duration | None = None,
         fair: bool = False,
+        existing: ExistingQueues | None = None,
     ) -> None:
         """Build the source queue, its dead-letter queue, their policies and alarms in ``scope``
         under ``construct_id``; add consumers with ``add_lambda_consumer``.
@@ -116,10 +122,14 @@ class ResilientQueue(ProducerCalls, Construct):
         arguments = _call_arguments(locals())
         call_checks.check_new_construct(prop_tables.QUEUE, arguments)
         super().__init__(scope, construct_id)
+        adoption_problems = adoption.take_defaults(existing, arguments)
+        queue_name = arguments["queue_name"]
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
         given = call_checks.check_queue(arguments)
-        self._reporter.report(given.unresolved, given.problems)
+        self._reporter.report(given.unresolved, given.problems + adoption_problems)
+        self.existing = existing
+        """The deployed queues this construct takes over (``existing``), or None."""
 
         self.fifo = given.fifo
         """Whether both queues are FIFO."""
@@ -134,6 +144,7 @@ class ResilientQueue(ProducerCalls, Construct):
         self.queue_name = physical_name(self, queue_name, self.fifo)
         """Physical name of the source queue."""
         pair_arguments = {k: v for k, v in arguments.items() if k in _PAIR_ARGUMENTS}
+        pair_arguments |= adoption.pair_arguments(existing)  # keeps generated names
         self._pair = create_queue_pair(
             self, **pair_arguments, queue_name=self.queue_name, fifo=self.fifo
         )
@@ -142,6 +153,7 @@ class ResilientQueue(ProducerCalls, Construct):
         self.queue: sqs.Queue = self._pair.queue
         """The source queue."""
         self._reporter.decide_at_synth(self._pair.cfn_queue)
+        adoption.adopt(existing, self._pair, self.queue_name, self.fifo, self._reporter.warn)
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
@@ -159,15 +171,7 @@ class ResilientQueue(ProducerCalls, Construct):
             self, self._pair, self._alarm_factory, self.dead_letter_retention, self.max_message_size
         )
         self._source_consumers, self._dead_letter_consumers = self._queue_consumers()
-        # Without a consumer nothing else sets the visibility timeout; SQS's default must still
-        # let a failing message reach the DLQ before it expires. Judged at synth, when it is
-        # known whether a consumer came.
-        if not self._visibility_unknown and isinstance(max_receive_count, int):
-            self.node.add_validation(
-                DeliveryBeforeExpiry(
-                    max_receive_count, self.source_retention, lambda: self.visibility_timeout
-                )
-            )
+        self._bypassing = _watch_visibility(self, max_receive_count)
 
     # --- consumers ---------------------------------------------------------------------------
 
@@ -353,9 +357,13 @@ class ResilientQueue(ProducerCalls, Construct):
             explicit_visibility=self._explicit_visibility,
             visibility_known=not self._visibility_unknown,
             source_retention=self.source_retention,
+            mapping_logical_ids=dict(self.existing.event_source_logical_ids)
+            if self.existing
+            else {},
         )
         dead_letter = dataclasses.replace(
             source,
+            mapping_logical_ids={},
             queue=self.dead_letter_queue,
             dead_letter=True,
             explicit_visibility=None,
@@ -459,6 +467,32 @@ def _create_alarms(
     return factory, queue_signals.with_signal_alarms(
         factory, alarms, queue.queue, expected_traffic, queue.fair, queue.source_retention
     )
+
+
+def _watch_visibility(queue: ResilientQueue, max_receive_count: object) -> BypassingConsumers:
+    """The synth-time checks of the source's visibility timeout, unless it is a token."""
+    # Mappings on the source added without add_lambda_consumer are consumers too, at synth.
+    bypassing = BypassingConsumers(
+        queue.node.path,
+        queue.queue,
+        queue._pair.cfn_queue,
+        queue._source_consumers.mapping_paths,
+        lambda: queue.visibility_timeout,
+        queue._explicit_visibility,
+    )
+    if queue._visibility_unknown:
+        return bypassing
+    BypassingConsumers.watch(queue._pair.cfn_queue, bypassing)
+    # Without a consumer nothing else sets the visibility timeout; SQS's default must still
+    # let a failing message reach the DLQ before it expires. Judged at synth, when it is
+    # known whether a consumer came.
+    if isinstance(max_receive_count, int):
+        queue.node.add_validation(
+            DeliveryBeforeExpiry(
+                max_receive_count, queue.source_retention, lambda: queue.visibility_timeout
+            )
+        )
+    return bypassing
 
 
 def _call_arguments(names: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ source that attaches it, and its alarms (failed messages; failing every message)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aws_cdk import Acknowledgment, Names, Stack, Validations
@@ -14,7 +14,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import call_checks, consumer_backoff, param_table, policy
+from constructs_lib import adoption, call_checks, consumer_backoff, param_table, policy
 from constructs_lib.consumer import (
     ConsumerSettings,
     LambdaConsumer,
@@ -42,6 +42,9 @@ class ConsumedQueue:
     source_retention: int | None
     refusal: Problem | None = None
     """Why no consumer may be added (a dead_letter_queue the app gave), or None."""
+    mapping_logical_ids: Mapping[str, str] = field(default_factory=dict)
+    """The deployed event source mappings' logical ids, by consumer function construct id
+    (``ExistingQueues.event_source_logical_ids``)."""
 
 
 class QueueConsumers:
@@ -77,6 +80,17 @@ class QueueConsumers:
         if not self.consumers:
             return None
         return max(c.visibility_timeout for c in self.consumers)
+
+    def mapping_paths(self) -> set[str]:
+        """The construct paths of the consumers' event source mappings (CloudFormation
+        resources), to tell them from mappings added without the construct."""
+        paths = set()
+        for consumer in self.consumers:
+            mapping_id = f"SqsEventSource:{Names.node_unique_id(self.consumed.queue.node)}"
+            mapping = consumer.function.node.try_find_child(mapping_id)
+            if mapping is not None and mapping.node.default_child is not None:
+                paths.add(mapping.node.default_child.node.path)
+        return paths
 
     def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
@@ -222,6 +236,9 @@ class QueueConsumers:
         function.add_event_source(event_source)
         mapping = function.node.try_find_child(mapping_id)
         if mapping is not None:
+            adoption.keep_logical_id(
+                mapping, self.consumed.mapping_logical_ids.get(function.node.id)
+            )
             # AWS offers no on-failure destination for SQS event sources: failed messages go to
             # the queue's redrive policy, which this construct always sets (Lambda guide).
             Validations.of(mapping).acknowledge(

@@ -75,13 +75,20 @@ def create_queue_pair(
     dead_letter_queue: sqs.IQueue | None,
     removal_policy: RemovalPolicy | None,
     fair: bool = False,
+    names_generated: bool = False,
+    deployed_source_name: str | None = None,
 ) -> QueuePair:
     """The DLQ (unless one is given), then the source, as children ``DeadLetterQueue`` and
-    ``Queue`` of ``scope``."""
+    ``Queue`` of ``scope``.
+
+    With ``names_generated`` neither queue gets a ``QueueName`` (CloudFormation generates them,
+    as it did for the queues being adopted); the DLQ's redrive-allow policy then names the source
+    by ``deployed_source_name``, or is left out without it."""
     encryption = sqs.QueueEncryption.KMS if encryption_key else sqs.QueueEncryption.SQS_MANAGED
     dead_letter = dead_letter_queue or _create_dead_letter_queue(
         scope,
-        queue_name,
+        None if names_generated else queue_name,
+        deployed_source_name if names_generated else queue_name,
         fifo,
         dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
         encryption,
@@ -93,7 +100,7 @@ def create_queue_pair(
     queue = grants.KeyViaSqsQueue(
         scope,
         "Queue",
-        queue_name=queue_name,
+        queue_name=None if names_generated else queue_name,
         fifo=fifo or None,
         retention_period=retention_period,
         visibility_timeout=visibility_timeout,
@@ -114,7 +121,8 @@ def create_queue_pair(
 
 def _create_dead_letter_queue(
     scope: Construct,
-    queue_name: str,
+    queue_name: str | None,
+    source_name: str | None,
     fifo: bool,
     retention_period: Duration,
     encryption: sqs.QueueEncryption,
@@ -125,7 +133,7 @@ def _create_dead_letter_queue(
     dead_letter_queue = grants.KeyViaSqsQueue(
         scope,
         "DeadLetterQueue",
-        queue_name=policy.dead_letter_queue_name(queue_name, fifo),
+        queue_name=policy.dead_letter_queue_name(queue_name, fifo) if queue_name else None,
         fifo=fifo or None,
         retention_period=retention_period,
         # The source's size: a message that fits the source must fit the DLQ.
@@ -133,12 +141,16 @@ def _create_dead_letter_queue(
         encryption=encryption,
         encryption_master_key=encryption_key,
         enforce_ssl=True,
+        # Without the source's name (a generated one not given) no policy: SQS then admits any
+        # source, the adopting ResilientQueue warns (constructs_lib.adoption).
         redrive_allow_policy=sqs.RedriveAllowPolicy(
             redrive_permission=sqs.RedrivePermission.BY_QUEUE,
             source_queues=[
-                sqs.Queue.from_queue_arn(scope, "SourceQueueArn", _source_arn(scope, queue_name))
+                sqs.Queue.from_queue_arn(scope, "SourceQueueArn", _source_arn(scope, source_name))
             ],
-        ),
+        )
+        if source_name is not None
+        else None,
         removal_policy=removal_policy,
     )
     # cdk-nag's Serverless pack asks every queue for a redrive policy; a DLQ's own

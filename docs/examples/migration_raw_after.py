@@ -1,8 +1,7 @@
 import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
-from constructs import IConstruct
 
-from constructs_lib import ResilientQueue
+from constructs_lib import ExistingQueues, ResilientQueue
 
 app = cdk.App()
 stack = cdk.Stack(app, "Orders")
@@ -17,24 +16,23 @@ worker = lambda_.Function(
     timeout=cdk.Duration.seconds(30),
 )
 
-# queue_name="orders" keeps the physical names "orders" and "orders-dlq".
-orders = ResilientQueue(stack, "Orders", queue_name="orders")
+orders = ResilientQueue(
+    stack,
+    "Orders",
+    existing=ExistingQueues(
+        # The deployed names: queue_name defaults to it, and the DLQ's "<name>-dlq" matches.
+        queue_name="orders",
+        dead_letter_queue_name="orders-dlq",
+        # The logical ids, from the old cdk.out/Orders.template.json.
+        queue_logical_id="OrdersQueue3DFA1D51",
+        queue_policy_logical_id="OrdersQueuePolicy060934B1",
+        dead_letter_logical_id="OrdersDlq16CD0DA3",
+        dead_letter_policy_logical_id="OrdersDlqPolicy92ACC843",
+        event_source_logical_ids={
+            "Worker": "WorkerSqsEventSourceOrdersOrdersQueueEA10BA75C97A02A1"
+        },
+    ),
+)
 orders.add_lambda_consumer(worker, batch_size=10)  # visibility 6 x 30 s = 180 s, as before
-
-
-def keep_logical_id(construct: IConstruct, logical_id: str) -> None:
-    """Give a resource the logical id it had, so CloudFormation updates it in place."""
-    resource = construct.node.default_child
-    assert isinstance(resource, cdk.CfnResource), construct.node.path
-    resource.override_logical_id(logical_id)
-
-
-# The logical ids of the raw version, copied from its cdk.out/Orders.template.json.
-mapping = next(c for c in worker.node.children if isinstance(c, lambda_.EventSourceMapping))
-keep_logical_id(orders.queue, "OrdersQueue3DFA1D51")
-keep_logical_id(orders.queue.node.find_child("Policy"), "OrdersQueuePolicy060934B1")
-keep_logical_id(orders.dead_letter_queue, "OrdersDlq16CD0DA3")
-keep_logical_id(orders.dead_letter_queue.node.find_child("Policy"), "OrdersDlqPolicy92ACC843")
-keep_logical_id(mapping, "WorkerSqsEventSourceOrdersOrdersQueueEA10BA75C97A02A1")
 
 app.synth()

@@ -59,6 +59,7 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "removal_policy": {"none"},
         "expected_traffic": {"duration", "none"},
         "fair": {"bool"},
+        "existing": {"none"},
     },
     "add_lambda_consumer": {
         "function": set(),

@@ -149,11 +149,26 @@ def _qr005(ctx: QueueContext) -> Iterator[Outcome]:
     elif permission == "byQueue":
         for source in ctx.sources:
             if source.uid not in ctx.allowed_sources:
+                if source.prop("QueueName") is None and _names_unaudited_queues(ctx):
+                    # A generated name is known only once deployed (an adopted queue keeps
+                    # one): an entry that names no audited queue may be this source.
+                    raise Unknowable(
+                        ctx.queue,
+                        f"RedriveAllowPolicy.sourceQueueArns may name source {name_of(source)}, "
+                        "whose name CloudFormation generates",
+                    )
                 yield Hit(
                     ctx.queue,
                     f"dead-letter queue {name_of(ctx.queue)} allows byQueue but its "
                     f"sourceQueueArns do not name its source {name_of(source)}",
                 )
+
+
+def _names_unaudited_queues(ctx: QueueContext) -> bool:
+    """Whether some entry of the DLQ's sourceQueueArns resolved to no queue audited here."""
+    allow = object_prop(ctx.queue, "RedriveAllowPolicy") or {}
+    entries = allow.get("sourceQueueArns")
+    return isinstance(entries, list) and len(entries) > len(ctx.allowed_sources)
 
 
 QR005 = Rule(

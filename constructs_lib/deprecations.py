@@ -25,7 +25,7 @@ import jsii
 from aws_cdk import Annotations
 from constructs import IConstruct
 
-WARNING_ID_PREFIX: Final = "constructs-lib:deprecated-"
+WARNING_ID_PREFIX: Final = "constructs_lib:deprecated-"
 """The annotation id of a deprecation is this prefix and its ``key``."""
 
 # Where a frame of this package or of jsii's runtime comes from (``_user_frame``).
@@ -50,7 +50,7 @@ def _release(field: str, value: str) -> tuple[int, int, int]:
 class Deprecation:
     """One deprecated public name and what replaces it.
 
-    :param key: the stable part of the annotation id (``constructs-lib:deprecated-<key>``):
+    :param key: the stable part of the annotation id (``constructs_lib:deprecated-<key>``):
         lowercase words joined by hyphens, e.g. ``"queue-alarm-actions"``.
     :param old: the deprecated name as a user writes it, e.g. ``"ResilientQueue(alarm_actions=...)"``.
     :param new: what to write instead, e.g. ``"critical_actions and warning_actions"``.

@@ -46,7 +46,7 @@ def test_the_old_name_warns_at_synth_with_a_stable_id(stack: cdk.Stack) -> None:
         Match.string_like_regexp(
             r"^Gadget\(limit=\.\.\.\) is deprecated since 1\.1\.0 and will be removed in "
             r"2\.0\.0: use Gadget\(max_items=\.\.\.\) instead.*"
-            r"\[ack: constructs-lib:deprecated-gadget-limit\]$"
+            r"\[ack: constructs_lib:deprecated-gadget-limit\]$"
         ),
     )
 

@@ -91,10 +91,12 @@ $(CDK_LOWEST_STAMP): uv-bootstrap.lock requirements-cdk-lowest.lock pyproject.to
 	touch $@
 
 # The CDK CLI comes from node_modules ($(STAMP)); Python, Node.js and the libraries from the
-# lowest venv, first on PATH.
+# lowest venv, first on PATH. The template snapshots are the newest's: CDK writes its own version
+# into each template's AWS::CDK::Metadata (Analytics), so they differ on that line only.
 test-cdk-lowest: $(STAMP) $(CDK_LOWEST_STAMP)
 	PATH=$(CDK_LOWEST_BIN):$$PATH python -c 'import importlib.metadata as m; print("aws-cdk-lib", m.version("aws-cdk-lib"))'
-	PATH=$(CDK_LOWEST_BIN):$$PATH pytest tests/constructs tests/example -q -p no:cacheprovider
+	PATH=$(CDK_LOWEST_BIN):$$PATH pytest tests/constructs tests/example -q -p no:cacheprovider \
+		--deselect tests/example/test_example_app.py::test_template_snapshot
 	PATH=$(CDK_LOWEST_BIN):$$PATH cdk synth --quiet --output $(CDK_LOWEST_VENV)/cdk.out
 
 # requirements-cdk-lowest.lock: requirements.lock's versions (less the spark extra, which the

@@ -71,3 +71,46 @@ lock: $(STAMP)
 	uv pip compile pyproject.toml --extra audit --extra spark --group dev $(LOCK_FLAGS) -o requirements.lock
 	uv pip compile bench/peers/checkov.in $(LOCK_FLAGS) -o bench/peers/checkov.lock
 	uv pip compile bench/peers/solutions-constructs.in $(LOCK_FLAGS) -o bench/peers/solutions-constructs.lock
+	$(MAKE) lock-cdk-lowest
+
+## The lowest aws-cdk-lib the package claims (pyproject.toml's floor) is tested too, in a venv of
+## its own made from requirements-cdk-lowest.lock: the construct tests and a synth of the example
+## app. The newest is requirements.lock, which every other target uses. docs/releases.md says how
+## to move either end.
+CDK_LOWEST_VENV := .venv-cdk-lowest
+CDK_LOWEST_BIN := $(abspath $(CDK_LOWEST_VENV))/bin
+CDK_LOWEST_STAMP := $(CDK_LOWEST_VENV)/.installed
+
+.PHONY: test-cdk-lowest lock-cdk-lowest
+
+$(CDK_LOWEST_STAMP): uv-bootstrap.lock requirements-cdk-lowest.lock pyproject.toml
+	python3 -m venv $(CDK_LOWEST_VENV)
+	$(CDK_LOWEST_BIN)/pip install --quiet --require-hashes --no-deps -r uv-bootstrap.lock
+	$(CDK_LOWEST_BIN)/uv pip sync --quiet --compile-bytecode --python $(CDK_LOWEST_BIN)/python requirements-cdk-lowest.lock
+	$(CDK_LOWEST_BIN)/uv pip install --quiet --python $(CDK_LOWEST_BIN)/python --no-deps --no-build-isolation -e .
+	touch $@
+
+# The CDK CLI comes from node_modules ($(STAMP)); Python, Node.js and the libraries from the
+# lowest venv, first on PATH. The template snapshots are the newest's: CDK writes its own version
+# into each template's AWS::CDK::Metadata (Analytics), so they differ on that line only.
+test-cdk-lowest: $(STAMP) $(CDK_LOWEST_STAMP)
+	PATH=$(CDK_LOWEST_BIN):$$PATH python -c 'import importlib.metadata as m; print("aws-cdk-lib", m.version("aws-cdk-lib"))'
+	PATH=$(CDK_LOWEST_BIN):$$PATH pytest tests/constructs tests/example -q -p no:cacheprovider \
+		--deselect tests/example/test_example_app.py::test_template_snapshot
+	PATH=$(CDK_LOWEST_BIN):$$PATH cdk synth --quiet --output $(CDK_LOWEST_VENV)/cdk.out
+
+# requirements-cdk-lowest.lock: requirements.lock's versions (less the spark extra, which the
+# construct tests never load), with aws-cdk-lib and what it pins moved down to the floor.
+lock-cdk-lowest:
+	mkdir -p build
+	grep -oE '^[a-z0-9_.-]+==[^ ]+' requirements.lock | grep -v '^aws-cdk-' > build/main-lock-pins.txt
+	uv pip compile pyproject.toml --extra audit --group dev --override cdk-lowest.txt \
+		-c build/main-lock-pins.txt --custom-compile-command 'make lock' $(LOCK_FLAGS) \
+		-o requirements-cdk-lowest.lock
+
+## A release: dist/ gets the sdist, the wheel, SHA256SUMS and RELEASE_NOTES.md (the CHANGELOG
+## section of pyproject.toml's version). Refuses an uncut CHANGELOG or a tag naming another
+## version (scripts/release.py; docs/releases.md).
+.PHONY: release
+release: $(STAMP)
+	python scripts/release.py

@@ -94,12 +94,12 @@ def test_api_reference_documents_the_public_api(site: Path) -> None:
 
 
 def test_every_example_appears_in_a_page() -> None:
-    shown = {block.path for page in DOCS.glob("*.md") for block in blocks(page.read_text())}
+    shown = {block.path for page in DOCS.rglob("*.md") for block in blocks(page.read_text())}
     missing = {e.relative_to(REPO_ROOT).as_posix() for e in EXAMPLES} - shown
     assert missing == set()
 
 
-@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
+@pytest.mark.parametrize("page", sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")))
 def test_python_in_pages_comes_from_files(page: str, site: Path) -> None:
     """Every Python block is an example file's block, and the built page shows that file line
     by line (the blocks' equality with the files: tests/test_docs_blocks.py)."""

@@ -88,7 +88,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
         "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs (optional with --deployed)",
     )
-    group = parser.add_argument_group('deployed stacks (docs/audit/deployed.md)')
+    group = parser.add_argument_group("deployed stacks (docs/audit/deployed.md)")
     group.add_argument(
         "--deployed",
         action="store_true",

@@ -83,7 +83,7 @@ def read_metadata(metadata: Any, known_rules: Collection[str], where: str) -> Me
         if rule_id not in known_rules:
             problems.append(
                 f"{where}: suppression of {raw_id} names no queue-audit rule: not honoured; "
-                'use one of the ids queue-audit reports (docs/audit/rules.md)'
+                "use one of the ids queue-audit reports (docs/audit/rules.md)"
             )
             continue
         why_not = reason_problem(entry.get("reason"))

@@ -4,7 +4,7 @@
     python bench/noise_bench.py PATH [PATH ...]       # any templates, folders or cdk.out
 
 For every rule: its findings, the queues it names (share of all queues audited), the templates
-it names, and its severity under each profile (docs/audit.md, "Profiles"). A rule that fires on
+it names, and its severity under each profile (docs/audit/ci.md, "Profiles"). A rule that fires on
 nearly every queue of a fleet written by careful authors is noise at ``warning``: the profile
 table in the docs is read from this output. Counts, not timings: one run is the measurement.
 """

@@ -3,7 +3,7 @@
 
 For K queue + consumer pairs (default 1, 10 and 40) in one stack, three apps are synthesized:
 
-- ``resilient``: ``ResilientQueue`` + ``add_lambda_consumer`` (five alarms included);
+- ``resilient``: ``ResilientQueue`` + ``add_lambda_consumer`` (six alarms included);
 - ``l2``: the same resources with plain L2 constructs: two ``sqs.Queue`` (DLQ with 14-day
   retention and a ``byQueue`` redrive-allow policy, SSE-SQS, ``enforce_ssl``), an
   ``SqsEventSource`` publishing its event counts, the same four ``cloudwatch.Alarm`` on the same

@@ -64,7 +64,7 @@ class QueueResilienceChecks:
         ``ConfigurationError``, another type a ``TypeError``.
     :param profile: "all" (default): every rule at its catalog severity; "recommended": as
         ``queue-audit``'s default profile, the rules that fire on nearly every queue of a fleet
-        (QR013, QR015, QR025) report as info (docs/audit.md, "Profiles").
+        (QR013, QR015, QR025) report as info (docs/audit/ci.md, "Profiles").
     """
 
     def __init__(self, fail_on: str = "error", profile: str = profiles.ALL) -> None:

@@ -23,7 +23,7 @@ from constructs_lib.errors import ConfigurationError, Problem
 from constructs_lib.suppression_terms import MIN_REASON_LENGTH
 
 WARNING_PREFIX = "constructs_lib"
-# The warnings (by prop) that are the same fault as an audit rule (docs/audit.md, "The rules"):
+# The warnings (by prop) that are the same fault as an audit rule (docs/audit/rules.md):
 # a suppression of the rule that the audit would honour turns the warning into an info.
 AUDIT_RULE_OF_WARNING = {
     "alarm_actions": "QR024",

@@ -10,7 +10,7 @@ import pytest
 from tests import docs_blocks
 from tests.conftest import REPO_ROOT
 
-PAGES = sorted([REPO_ROOT / "README.md", *(REPO_ROOT / "docs").glob("*.md")])
+PAGES = sorted([REPO_ROOT / "README.md", *(REPO_ROOT / "docs").rglob("*.md")])
 IDS = [page.relative_to(REPO_ROOT).as_posix() for page in PAGES]
 
 

@@ -56,3 +56,11 @@ def test_readme_starts_with_the_two_commands() -> None:
     ]
     ci = (REPO_ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert ci == "make test"
+
+
+def test_readme_says_python_only_and_what_other_languages_can_use_before_the_install() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    first_screen = readme[: readme.index("## Add it to your CDK app")]
+    assert "**Python CDK apps only.**" in first_screen
+    for what_others_can_use in ("`queue-audit cdk.out`", "pre-commit hook", "`--format sarif`"):
+        assert what_others_can_use in first_screen

@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 import constructs_lib
+from constructs_lib.audit.report.html.page import RULES_PAGE
+from constructs_lib.audit.rules.catalog import describe_rules
 from tests.conftest import REPO_ROOT
 from tests.docs_blocks import blocks
 
@@ -94,12 +96,12 @@ def test_api_reference_documents_the_public_api(site: Path) -> None:
 
 
 def test_every_example_appears_in_a_page() -> None:
-    shown = {block.path for page in DOCS.glob("*.md") for block in blocks(page.read_text())}
+    shown = {block.path for page in DOCS.rglob("*.md") for block in blocks(page.read_text())}
     missing = {e.relative_to(REPO_ROOT).as_posix() for e in EXAMPLES} - shown
     assert missing == set()
 
 
-@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
+@pytest.mark.parametrize("page", sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")))
 def test_python_in_pages_comes_from_files(page: str, site: Path) -> None:
     """Every Python block is an example file's block, and the built page shows that file line
     by line (the blocks' equality with the files: tests/test_docs_blocks.py)."""
@@ -139,3 +141,27 @@ def test_migration_example_keeps_queues_policies_and_mapping(tmp_path: Path) -> 
         if resource["Type"] == "AWS::SQS::Queue":
             name = resource["Properties"]["QueueName"]
             assert after[logical_id]["Properties"]["QueueName"] == name
+
+
+def test_every_rule_has_its_anchor_where_the_html_report_links(site: Path) -> None:
+    # queue-audit --docs-url URL links each rule to URL/<RULES_PAGE>#<id in lower case>
+    rules_page = (site / RULES_PAGE / "index.html").read_text()
+    for rule_id, _severity, _title, _fix in describe_rules():
+        assert f'id="{rule_id.lower()}"' in rules_page, rule_id
+
+
+def test_every_link_between_pages_reaches_its_page_and_anchor(site: Path) -> None:
+    ids = {
+        page.resolve(): set(re.findall(r'id="([^"]+)"', page.read_text()))
+        for page in site.rglob("*.html")
+    }
+    broken = []
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'href="([^"#:]*)#([^"]+)"', page.read_text()):
+            path, anchor = html.unescape(href[0]), html.unescape(href[1])
+            target = (page.parent / path).resolve() if path else page.resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if anchor not in ids.get(target, set()):
+                broken.append(f"{page.relative_to(site)}: {path}#{anchor}")
+    assert broken == []

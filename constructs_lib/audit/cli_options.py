@@ -88,7 +88,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         help="template files (JSON or YAML), folders (cdk.out assemblies or trees of templates) "
         "and s3://BUCKET/PREFIX/ or s3://BUCKET/KEY URLs (optional with --deployed)",
     )
-    group = parser.add_argument_group('deployed stacks (docs/audit.md, "Deployed stacks")')
+    group = parser.add_argument_group("deployed stacks (docs/audit/deployed.md)")
     group.add_argument(
         "--deployed",
         action="store_true",
@@ -306,7 +306,7 @@ def _size(text: str) -> int:
 
 
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
-    """What one file may cost (docs/audit.md, "Limits and safety"); a file over a limit is a
+    """What one file may cost (docs/audit/index.md, "Limits and safety"); a file over a limit is a
     QR901 that names the limit and the option."""
     group = parser.add_argument_group("limits per file")
     size = safety.size_text

@@ -4,7 +4,7 @@ The rule catalog (``rules.CATALOG``) gives each rule one severity, the one profi
 reports. The default profile, ``recommended``, reports the rules that fire on nearly every queue
 of careful fleets and whose fault is a gap in observability or hardening, not a message lost or
 processed twice, as ``info``: still listed and counted, never deciding the exit status under
-``--fail-on warning``. The evidence is in docs/audit.md ("Profiles"), measured with
+``--fail-on warning``. The evidence is in docs/audit/ci.md ("Profiles"), measured with
 ``bench/noise_bench.py``.
 
 A suppressions file may set a rule's level for its fleet (``rules: {QR025: off}``): ``off``

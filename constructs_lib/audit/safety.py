@@ -3,7 +3,7 @@
 A fleet audit reads files from many teams' repositories: any one of them may be huge, deeply
 nested, an alias bomb, a named pipe or a device. Every limit below turns such a file into one
 QR901 finding that names the limit and the ``queue-audit`` option that raises it; the rest of
-the fleet is still judged. ``docs/audit.md`` ("Limits and safety") lists them for users.
+the fleet is still judged. ``docs/audit/index.md`` ("Limits and safety") lists them for users.
 """
 
 from __future__ import annotations

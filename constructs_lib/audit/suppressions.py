@@ -83,7 +83,7 @@ def read_metadata(metadata: Any, known_rules: Collection[str], where: str) -> Me
         if rule_id not in known_rules:
             problems.append(
                 f"{where}: suppression of {raw_id} names no queue-audit rule: not honoured; "
-                'use one of the ids queue-audit reports (docs/audit.md, "The rules")'
+                "use one of the ids queue-audit reports (docs/audit/rules.md)"
             )
             continue
         why_not = reason_problem(entry.get("reason"))
@@ -205,7 +205,7 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
     ):
         raise SuppressionsFileError(
             f"{path}: expected a mapping with a list under 'suppressions' or a mapping under "
-            "'rules' (docs/audit.md, \"Suppressions outside the template\")"
+            "'rules' (docs/audit/ci.md, \"Suppressions outside the template\")"
         )
     found: list[FileSuppression] = []
     for rule_id, (level, reason, expires) in parse_rules(path, document, known_rules).items():

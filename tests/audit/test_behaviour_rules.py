@@ -434,7 +434,7 @@ def test_the_in_app_plugin_is_unaffected(tmp_path: Path) -> None:
 
 
 def test_each_behaviour_rule_is_documented() -> None:
-    docs = (Path(__file__).parents[2] / "docs" / "audit.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).parents[2] / "docs" / "audit" / "rules.md").read_text(encoding="utf-8")
     for rule_id, severity, _title, _fix in describe_rules():
         if rule_id in BEHAVIOUR:
             assert f'<a id="{rule_id.lower()}"></a>{rule_id} | {severity} |' in docs

@@ -1,4 +1,4 @@
-"""The CI recipes in docs/audit.md ("In CI and pre-commit"), run as written.
+"""The CI recipes in docs/audit/ci.md ("In CI and pre-commit"), run as written.
 
 Each recipe is a fenced block after a `<!-- ci-recipe: NAME -->` line. Its queue-audit command
 lines run in a folder holding `templates/`, the input every recipe names, so nothing in them is
@@ -22,7 +22,7 @@ import yaml
 
 from tests.audit.conftest import healthy, props
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "audit.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "audit" / "ci.md"
 RECIPE = re.compile(r"<!-- ci-recipe: (?P<name>[\w-]+) -->\n```\w*\n(?P<body>.*?)\n```", re.S)
 # A queue-audit command as a YAML `run:` value, a YAML list item, or a shell line.
 COMMAND = re.compile(r"^\s*(?:-\s+|run:\s+)?(?P<command>queue-audit\s+.+)$", re.M)

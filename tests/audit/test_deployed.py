@@ -6,7 +6,7 @@ The server runs without ``MOTO_ACCOUNT_ID`` (the end-to-end emulator pins one ac
 credentials decide the account, as in AWS: the assumed role's credentials act in the role's
 account. The stacks and roles are created first; then the server checks every request against
 IAM (moto's ``/moto-api/reset-auth``), and the audit runs as a user granted exactly the policy
-docs/audit.md asks for. A role whose trust policy does not trust that user cannot be assumed.
+docs/audit/deployed.md asks for. A role whose trust policy does not trust that user cannot be assumed.
 
 moto creates nested stacks (``AWS::CloudFormation::Stack`` from a template in its S3); it gives
 the child's name as the nested resource's physical id where CloudFormation gives its stack ARN,
@@ -57,7 +57,7 @@ ROLE_C = f"arn:aws:iam::{ACCOUNT_C}:role/audit"
 LOCKED_ROLE = f"arn:aws:iam::{CALLER}:role/locked"
 # A role in C that may list and describe stacks but not read their templates.
 PARTIAL_ROLE = f"arn:aws:iam::{ACCOUNT_C}:role/partial"
-# The read-only policy docs/audit.md gives ("Deployed stacks").
+# The read-only policy docs/audit/deployed.md gives ("Deployed stacks").
 AUDIT_ACTIONS = [
     "cloudformation:ListStacks",
     "cloudformation:DescribeStacks",

@@ -404,7 +404,7 @@ def test_docs_url_links_each_rule_to_its_section_of_the_docs() -> None:
     root = parse(report.render_html(fleet(), docs_url="https://example.org/constructs_lib/"))
     for rule in root.find_all("div", "rule"):
         external = [a.attrs["href"] for a in rule.find_all("a")]
-        assert external == [f"https://example.org/constructs_lib/audit/#{rule.attrs['id']}"]
+        assert external == [f"https://example.org/constructs_lib/audit/rules/#{rule.attrs['id']}"]
     outside = [
         a.attrs["href"] or ""
         for a in root.find_all("a")
@@ -421,7 +421,7 @@ def test_page_is_self_contained() -> None:
     assert not re.search(r"url\(", lower)
     external = re.findall(r"""href\s*=\s*["']?(https?:[^"'\s>]*)""", page)
     assert external and all(
-        url.startswith("https://example.org/docs/audit/#qr") for url in external
+        url.startswith("https://example.org/docs/audit/rules/#qr") for url in external
     )
     assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", report.render_html(fleet()))
     assert len(parse(page).find_all("style")) == 1

@@ -133,7 +133,7 @@ def write_stream(folder: Path, points: list[Point]) -> list[Path]:
 
 
 def expected(points: list[Point], window_days: int) -> tuple[list[SeriesRow], list[CoverageRow]]:
-    """The figures, from the rules of docs/audit.md ("Metrics"), computed here."""
+    """The figures, from the rules of docs/audit/deployed.md ("Metrics"), computed here."""
 
     def kept(p: Point) -> str | None:
         dims = p["dimensions"]

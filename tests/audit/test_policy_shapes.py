@@ -69,7 +69,7 @@ IAM_SECURE = (
     "IAM guide, global condition keys: aws:SecureTransport tells whether the request used TLS; "
     "it does not say who sent it"
 )
-IAM_IP = "Our decision (docs/audit.md): an aws:SourceIp range wider than /8 (IPv4) or /32 (IPv6) names no one"
+IAM_IP = "Our decision (docs/audit/rules.md): an aws:SourceIp range wider than /8 (IPv4) or /32 (IPv6) names no one"
 IAM_ACTION = (
     "IAM guide, Action/NotAction; Service Authorization Reference, Amazon SQS: the actions on a "
     "queue"

@@ -1,6 +1,6 @@
 """Profiles and rule levels: which rules report at which severity, and the order reports lead
 with. The noisy rules and their rates are measured on the real-shapes corpus
-(``bench/noise_bench.py``; docs/audit.md, "Profiles")."""
+(``bench/noise_bench.py``; docs/audit/ci.md, "Profiles")."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.audit.test_suppressions import REASON, audit, engine, faulty, usage_e
 
 __all__ = ["engine"]  # the fixture, for pytest
 
-# The rules the recommended profile reports as info (docs/audit.md, "Profiles"), by hand.
+# The rules the recommended profile reports as info (docs/audit/ci.md, "Profiles"), by hand.
 LOWERED = {"QR013", "QR015", "QR025"}
 
 

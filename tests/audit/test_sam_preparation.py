@@ -142,7 +142,7 @@ def test_declared_transform_has_no_missing_transform_finding(tmp_path: Path) -> 
 def test_missing_transform_rule_is_in_the_catalog_and_the_docs() -> None:
     described = {rule_id: severity for rule_id, severity, _, _ in rules.describe_rules()}
     assert described["QR903"] == "info"
-    docs = (Path(__file__).parents[2] / "docs" / "audit.md").read_text()
+    docs = (Path(__file__).parents[2] / "docs" / "audit" / "rules.md").read_text()
     assert '<a id="qr903"></a>QR903 | info |' in docs
 
 

@@ -1,4 +1,4 @@
-"""The metric stream example of docs/audit.md: each role holds what the AWS guides list for it
+"""The metric stream example of docs/audit/deployed.md: each role holds what the AWS guides list for it
 and nothing more, the four cdk-nag packs find nothing, and queue-audit finds no error in it.
 
 The expected statements are written from the guides, not from the synthesized output."""

@@ -10,7 +10,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from tests.conftest import SynthResult, cfn_lint
+from tests.conftest import REPO_ROOT, SynthResult, cfn_lint
 
 # Paths of the resources ResilientQueue creates in the example app.
 LIBRARY_PATHS = re.compile(r"^Pipelines/(Orders|Payments)/|/SqsEventSource:")
@@ -29,6 +29,11 @@ LIBRARY_ACKNOWLEDGMENTS = {
 # The one AwsSolutions rule acknowledged on a library resource, and where.
 SNS_FAILURES_SQS3 = re.compile(r"^Pipelines/Orders/SnsDeliveryFailures/Resource$")
 ASSET_HASH = re.compile(r"[0-9a-f]{64}")
+# The example app's alarm counts as docs/alarms.md states them.
+DOCUMENTED_ALARMS = re.compile(
+    r"The example app \(`app.py`, what `make run` synthesizes\) has (?P<alarms>\d+) alarms and\s+"
+    r"(?P<composites>\d+) composite alarm"
+)
 
 
 def validation_report(assembly: SynthResult) -> dict[str, Any]:
@@ -116,3 +121,15 @@ def test_template_snapshot(
 ) -> None:
     template = example_assembly.templates()[name]
     assert normalized(template) == snapshot(extension_class=JSONSnapshotExtension)
+
+
+def test_alarm_counts_are_the_ones_the_docs_state(example_assembly: SynthResult) -> None:
+    stated = DOCUMENTED_ALARMS.search((REPO_ROOT / "docs" / "alarms.md").read_text())
+    assert stated, "docs/alarms.md no longer states the example app's alarm count"
+    types = [
+        resource["Type"]
+        for template in example_assembly.templates().values()
+        for resource in template["Resources"].values()
+    ]
+    assert types.count("AWS::CloudWatch::Alarm") == int(stated["alarms"])
+    assert types.count("AWS::CloudWatch::CompositeAlarm") == int(stated["composites"])

@@ -1,7 +1,7 @@
 """Metrics input (``--metrics``): CloudWatch metric stream output, aggregated per series.
 
 A metric stream delivers one data point per metric per minute through Firehose into S3
-(``docs/audit.md``, "Metrics"). The audit does not judge data points: it judges, per queue and
+(``docs/audit/deployed.md``, "Metrics"). The audit does not judge data points: it judges, per queue and
 per consumer function, a few figures over a window of days (the largest value, the sum, the
 number of samples, the first and last data point). The work splits as it does for templates:
 

@@ -6,7 +6,7 @@ the session as a Python artifact (``SparkSession.addArtifacts(..., pyfile=True)`
 classic sessions and on Spark Connect alike); Spark puts it on every executor's ``sys.path``.
 Third-party packages the audit imports on executors (PyYAML, and aws-sam-translator and boto3
 where SAM templates or ``s3://`` inputs are read) are the cluster's: installed on its image or
-shipped as a packed environment with ``--archives`` (docs/audit.md, "On a cluster").
+shipped as a packed environment with ``--archives`` (docs/audit/spark.md, "On a cluster").
 """
 
 from __future__ import annotations

@@ -35,6 +35,10 @@ from constructs_lib.audit.report.summary import (
 )
 from constructs_lib.audit.report.words import noun_for, plural
 
+# Where the rules page (docs/audit/rules.md) sits under the published docs' root: mkdocs builds
+# it at this directory URL, each rule anchored by its lower-case id (tests/test_docs_site.py).
+RULES_PAGE = "audit/rules/"
+
 
 @functools.cache
 def _package_text(name: str) -> str:
@@ -190,7 +194,7 @@ def _rules_section(
         rule_severity, rule_title, fix = catalog.get(rule_id, ("", rule_id, ""))
         anchor = html.escape(rule_id.lower())
         docs = (
-            f'<p><a href="{html.escape(f"{base}/audit/#{rule_id.lower()}")}">'
+            f'<p><a href="{html.escape(f"{base}/{RULES_PAGE}#{rule_id.lower()}")}">'
             f"{html.escape(rule_id)} in the documentation</a></p>"
             if base
             else ""

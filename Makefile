@@ -63,7 +63,7 @@ docs: $(TEST_STAMP)
 	mkdocs build --strict --site-dir site --quiet
 
 pytest: $(TEST_STAMP) browser
-	pytest -n $(PYTEST_WORKERS)
+	pytest -n $(PYTEST_WORKERS) --durations=30
 
 ## The HTML report's screenshot test looks at the page in a real browser: Debian's chromium,
 ## installed with apt-get when missing (as root only; anyone else gets the command to run).

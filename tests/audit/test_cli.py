@@ -166,7 +166,7 @@ def test_a_spark_run_prints_progress_and_no_jvm_output(folder: Path, tmp_path: P
         [sys.executable, "-m", "constructs_lib.audit", str(folder), "--master", "local[1]"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=1800,  # a hang guard: a JVM start-up on a loaded 2-core machine took over 300 s
         check=False,
         env={**os.environ, "QUEUE_AUDIT_SPARK_LOG": str(tmp_path / "spark.log")},
     )

@@ -3,8 +3,12 @@
 Consumers play the Lambda function with boto3 (the emulator cannot invoke functions): a good
 message is processed and deleted; a poison message is left alone, as a crashed or failing
 invocation leaves it, so it comes back only when the deployed (derived) visibility timeout runs
-out, until the redrive policy moves it to the DLQ. At the end every message sent must be either
-processed or in the DLQ, never both, and the DLQ must hold no duplicates.
+out, until the redrive policy moves it to the DLQ. At the end every message sent must be processed
+or in the DLQ and the DLQ must hold no duplicates. SQS delivers at least once: a good message may
+be processed twice, and on a loaded machine a consumer may finish after the visibility timeout,
+so its delete fails and the message comes back, and a good message that never got deleted may be
+dead-lettered too. Those are counted; a message deleted and then dead-lettered, or lost, fails.
+The run ends when the source queue is empty, or when nothing moves for ``STALL_LIMIT`` seconds.
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ POISON_EVERY = 10  # every tenth message is poison
 CONSUMERS = 8
 SENDERS = 4
 BACKLOG = 100  # good messages sent but not yet processed, at most
-TIME_LIMIT = 180.0  # seconds for the whole run; a healthy run takes about half a minute
+# Seconds without any progress (a send, or a receive that returned messages) before the run gives
+# up: a poison message comes back every visibility timeout (6 s here), so a healthy run, however
+# slow the machine, is never quiet this long. A healthy run takes about half a minute.
+STALL_LIMIT = 120.0
+# A bound on the whole run, so the loops end even if progress never stops.
+HARD_LIMIT = 1800.0
 
 
 def body_of(seq: int) -> str:
@@ -64,11 +73,17 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
     lock = threading.Lock()
     stop = threading.Event()
     processed: Counter[str] = Counter()  # times the handler finished each message
+    deleted: set[str] = set()  # messages a DeleteMessage succeeded for
     receive_counts: defaultdict[str, list[int]] = defaultdict(list)
     errors: Counter[str] = Counter()
+    last_progress = [started]
+
+    def progressing() -> bool:
+        now = time.monotonic()
+        return now - last_progress[0] < STALL_LIMIT and now - started < HARD_LIMIT
 
     def consume(sqs: Any) -> None:
-        while not stop.is_set() and time.monotonic() - started < TIME_LIMIT:
+        while not stop.is_set() and progressing():
             try:
                 batch = receive(sqs, source, wait=1)
             except botocore.exceptions.ClientError as error:
@@ -79,6 +94,8 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
                     errors["receive"] += 1
                     errors[error.response["Error"]["Code"]] += 1
                 continue
+            if batch:
+                last_progress[0] = time.monotonic()
             for message in batch:
                 with lock:
                     receive_counts[message.message_id].append(message.receive_count)
@@ -93,6 +110,9 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
                     with lock:
                         errors["delete"] += 1
                         errors[error.response["Error"]["Code"]] += 1
+                else:
+                    with lock:
+                        deleted.add(message.message_id)
 
     consumers = [threading.Thread(target=consume, args=(clients[n],)) for n in range(CONSUMERS)]
     for thread in consumers:
@@ -105,7 +125,7 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
         batches = [list(range(i, min(i + 10, MESSAGES))) for i in range(0, MESSAGES, 10)]
         with ThreadPoolExecutor(SENDERS) as senders:
             for offset in range(0, len(batches), SENDERS):
-                while time.monotonic() - started < TIME_LIMIT:
+                while progressing():
                     with lock:
                         waiting = sum(1 for m, q in sent.items() if q % POISON_EVERY) - sum(
                             1 for m in processed if m in sent
@@ -121,8 +141,9 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
                 for result in results:
                     with lock:
                         sent.update(result)
+                last_progress[0] = time.monotonic()
         empty_checks = 0
-        while empty_checks < 2 and time.monotonic() - started < TIME_LIMIT:
+        while empty_checks < 2 and progressing():
             time.sleep(1)
             empty_checks = empty_checks + 1 if depth(main, source) == 0 else 0
     finally:
@@ -131,7 +152,7 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
             thread.join(timeout=30)
     poison = {mid for mid, seq in sent.items() if seq % POISON_EVERY == 0}
     good = set(sent) - poison
-    dead = drain(main, dead_letter, expected=len(poison))
+    dead = drain(main, dead_letter, expected=len(poison), seconds=STALL_LIMIT)
     elapsed = time.monotonic() - started
 
     dead_ids = [m.message_id for m in dead]
@@ -141,6 +162,9 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
         "processed": len(processed),
         "processed_twice_or_more": sum(1 for n in processed.values() if n > 1),
         "dead_lettered": len(set(dead_ids)),
+        # Good messages whose every delete came too late (the machine was slower than the
+        # visibility timeout maxReceiveCount times): what SQS does, counted, not a failure.
+        "good_dead_lettered": len(good & set(dead_ids)),
         "duplicates_in_dlq": len(dead_ids) - len(set(dead_ids)),
         "lost": len(set(sent) - set(processed) - set(dead_ids)),
         "receive_errors": errors["receive"],
@@ -158,13 +182,18 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
     for name, value in figures.items():
         record_property(name, value)
     print(f"\nmixed run: {json.dumps(figures)}")
-    assert len(sent) == MESSAGES
+    assert len(sent) == MESSAGES, figures
     assert figures["duplicates_in_dlq"] == 0, figures
     assert figures["lost"] == 0, figures
-    assert set(processed).isdisjoint(dead_ids), figures
-    assert set(processed) == good, figures
-    assert set(dead_ids) == poison, figures
-    assert len(sent) == len(processed) + len(set(dead_ids))
+    # Every good message not dead-lettered was handled at least once (the emulator's racing
+    # receives can count a message towards the DLQ without handing it out), no poison message
+    # was handled, and every poison message was dead-lettered.
+    assert set(processed) <= good, figures
+    assert good - set(dead_ids) <= set(processed), figures
+    assert poison <= set(dead_ids), figures
+    # Only what nobody managed to delete can reach the DLQ.
+    assert deleted.isdisjoint(dead_ids), figures
+    assert set(dead_ids) - poison <= good - deleted, figures
     for message in dead:
         assert message.body == body_of(sent[message.message_id])
         assert message.attributes["seq"]["StringValue"] == str(sent[message.message_id])

@@ -50,9 +50,9 @@ synth: $(RUN_STAMP)
 audit: $(RUN_STAMP)
 	queue-audit cdk.out --format table
 
-## Every gate CI runs: lint, types, all tests. The docs site's strict build is one of the tests
+## Every gate CI runs: lint, types, all tests, and the construct tests on the lowest aws-cdk-lib. The docs site's strict build is one of the tests
 ## (tests/test_docs_site.py), so `docs` is not built a second time here.
-test: $(TEST_STAMP) lint typecheck pytest
+test: $(TEST_STAMP) lint typecheck pytest test-cdk-lowest
 
 lint: $(TEST_STAMP)
 	ruff check .
@@ -115,7 +115,7 @@ $(CDK_LOWEST_STAMP): uv-bootstrap.lock requirements-cdk-lowest.lock pyproject.to
 # into each template's AWS::CDK::Metadata (Analytics), so they differ on that line only.
 test-cdk-lowest: $(STAMP) $(CDK_LOWEST_STAMP)
 	PATH=$(CDK_LOWEST_BIN):$$PATH python -c 'import importlib.metadata as m; print("aws-cdk-lib", m.version("aws-cdk-lib"))'
-	PATH=$(CDK_LOWEST_BIN):$$PATH pytest tests/constructs tests/example -q -p no:cacheprovider \
+	PATH=$(CDK_LOWEST_BIN):$$PATH pytest -n $(PYTEST_WORKERS) tests/constructs tests/example -q -p no:cacheprovider \
 		--deselect tests/example/test_example_app.py::test_template_snapshot
 	PATH=$(CDK_LOWEST_BIN):$$PATH cdk synth --quiet --output $(CDK_LOWEST_VENV)/cdk.out
 

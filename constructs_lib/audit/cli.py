@@ -159,7 +159,7 @@ def _run(
 
     A run with ``--write-baseline`` records the findings and is no gate: it exits 0 once the
     baseline is written (3 when it could not finish), whatever it found."""
-    gate = report.Gate(args.fail_on, args.fail_on_changed)
+    gate = report.Gate(args.fail_on, args.fail_on_changed, recording=bool(args.write_baseline))
     try:
         with _audit(args, files, overrides, accepts, metrics) as result:
             _write(
@@ -183,8 +183,6 @@ def _run(
             file=sys.stderr,
         )
         return EXIT_NOT_FINISHED
-    if args.write_baseline:
-        return 0
     return gate.status(summary)
 
 

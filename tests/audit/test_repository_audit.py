@@ -303,6 +303,10 @@ def test_writing_a_baseline_exits_0_and_a_baseline_run_says_why_it_fails(
     code, _ = run(engine, [path], ["--write-baseline", str(base)], "json", tmp_path / "w.json")
     assert code == 0  # it found an error, and it is a recording run
     assert len(json.loads(base.read_text())["findings"]) == 2
+    # ... and its table gives no reason to fail either
+    code, text = run(engine, [path], ["--write-baseline", str(base)], "table", tmp_path / "w.txt")
+    assert code == 0
+    assert "exit status 1" not in text
 
     props(template, "Source")["VisibilityTimeout"] = 20  # the same QR007, another value
     write(tmp_path, "orders.json", template)

@@ -210,10 +210,13 @@ SEVERITIES = ("error", "warning", "info")
 @dataclass(frozen=True)
 class Gate:
     """What decides the exit status, for the reports to say: ``fail_on`` (``--fail-on``,
-    default ``error``) and ``fail_on_changed`` (``--fail-on-changed``, default off)."""
+    default ``error``) and ``fail_on_changed`` (``--fail-on-changed``, default off). A
+    ``recording`` run (``--write-baseline``) is no gate: it exits 0 and its reports say no
+    reason to fail."""
 
     fail_on: str = "error"
     fail_on_changed: bool = False
+    recording: bool = False
 
     def deciding(self) -> tuple[str, ...]:
         """The severities whose findings decide, worst first (none for ``never``)."""
@@ -222,6 +225,8 @@ class Gate:
         return tuple(s for s in SEVERITIES if SEVERITY_RANK[s] >= SEVERITY_RANK[self.fail_on])
 
     def status(self, summary: dict[str, Any]) -> int:
+        if self.recording:
+            return 0
         return exit_status(summary, self.fail_on, self.fail_on_changed)
 
     def reason(self, summary: dict[str, Any]) -> str:

@@ -73,7 +73,9 @@ class ExistingQueues:
         # Checked here, before a value reaches a regular expression or CDK: a wrong kind is
         # a ParameterTypeError naming the field, like every other prop.
         problems = [
-            Problem(name, getattr(self, name), f"is not {wanted}", f"pass {wanted}")
+            Problem(
+                name, getattr(self, name), f"is not {wanted}", f"pass {wanted}", wrong_kind=True
+            )
             for name, wanted in _FIELD_KINDS.items()
             if not _is_kind(getattr(self, name), wanted)
         ]
@@ -85,6 +87,7 @@ class ExistingQueues:
                     dict(ids),
                     "has a key that is not a str",
                     "key each logical id by the consumer function's construct id (a str)",
+                    wrong_kind=True,
                 )
             )
         if problems:

@@ -18,8 +18,12 @@ def pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=folder,
-        # the library as installed in a user's environment; no settings of this repository's
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        # the library as installed in a user's environment; no settings of this repository's, and
+        # none of an xdist worker's (syrupy prints no snapshot report on a worker)
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+            "PYTHONPATH": str(REPO_ROOT),
+        },
         capture_output=True,
         text=True,
         timeout=600,

@@ -69,6 +69,7 @@ def findings_frame(spark: Any, count: int) -> Any:
         "account": F.lit(""),
         "region": F.lit(""),
         "physical": F.lit(""),
+        "queue_template": F.lit(""),
         "line": F.lit(0),
         "column": F.lit(0),
         "construct_path": F.lit(""),

@@ -191,9 +191,10 @@ def test_mixed_run_ends_with_every_message_processed_or_dead_lettered(
     assert set(processed) <= good, figures
     assert good - set(dead_ids) <= set(processed), figures
     assert poison <= set(dead_ids), figures
-    # Only what nobody managed to delete can reach the DLQ.
-    assert deleted.isdisjoint(dead_ids), figures
-    assert set(dead_ids) - poison <= good - deleted, figures
+    # A good message in the DLQ was deleted too late, if at all: DeleteMessage with the receipt
+    # handle of an earlier receive "succeeds, but the message might not be deleted" (SQS API
+    # reference, DeleteMessage), so a successful delete does not keep a message out of the DLQ
+    # once a later receive has counted it. Counted in the figures, not forbidden.
     for message in dead:
         assert message.body == body_of(sent[message.message_id])
         assert message.attributes["seq"]["StringValue"] == str(sent[message.message_id])

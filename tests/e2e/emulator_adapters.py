@@ -1,4 +1,5 @@
-"""Test-harness adapters: CloudFormation resource types the emulator lacks, filled in the emulator.
+"""Test-harness adapters: CloudFormation resource types the emulator lacks, filled in the emulator,
+and one thread-safety fix to its SQS queues (``serialize_queue_updates``).
 
 Every adapter the end-to-end tests need lives in this one module. None changes what the product
 synthesizes: the example app and the test app are deployed exactly as built, and an adapter only
@@ -35,7 +36,7 @@ from moto.cloudwatch.models import (
 from moto.core.common_models import CloudFormationModel
 from moto.sns.models import SNSBackend, sns_backends
 from moto.sqs.exceptions import QueueDoesNotExist
-from moto.sqs.models import SQSBackend, sqs_backends
+from moto.sqs.models import Queue, SQSBackend, sqs_backends
 
 # The emulator release every adapter here was written against (moto's CloudFormation parsing,
 # moto/cloudformation/parsing.py: types are found through CloudFormationModel.__subclasses__()).
@@ -495,12 +496,50 @@ ADAPTERS: dict[str, tuple[type[CloudFormationModel], AdapterInfo]] = {
 }
 
 
+# A race in the emulator's SQS, not in SQS: moto's Queue.delete_message rebuilds the queue's
+# message list without the lock that add_message (SendMessage) takes, so a message sent while
+# another is being deleted can vanish from the queue; and two ReceiveMessage calls that both move
+# one message to the dead-letter queue fail with HTTP 500 (ValueError in list.remove). The fix
+# holds the queue's own lock (a Condition over an RLock, which a long poll's wait releases) around
+# both. test_adapters.py shows the lost send without it, with it, and fails once moto takes the
+# lock itself.
+SERIALIZED_QUEUE_CALLS = ("Queue.delete_message", "SQSBackend.receive_message")
+
+
+def _delete_message_locked(original: Any) -> Any:
+    def delete_message(self: Queue, receipt_handle: str) -> None:
+        with self._messages_lock:
+            original(self, receipt_handle)
+
+    delete_message.__wrapped__ = original  # type: ignore[attr-defined]
+    return delete_message
+
+
+def _receive_message_locked(original: Any) -> Any:
+    def receive_message(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        with self.get_queue(queue_name)._messages_lock:
+            return original(self, queue_name, *args, **kwargs)
+
+    receive_message.__wrapped__ = original  # type: ignore[attr-defined]
+    return receive_message
+
+
+def serialize_queue_updates() -> None:
+    """Apply the fix above once (in the process that runs the server, or a test's own)."""
+    if not hasattr(Queue.delete_message, "__wrapped__"):
+        Queue.delete_message = _delete_message_locked(Queue.delete_message)  # type: ignore[method-assign]
+    if not hasattr(SQSBackend.receive_message, "__wrapped__"):
+        SQSBackend.receive_message = _receive_message_locked(SQSBackend.receive_message)  # type: ignore[method-assign]
+
+
 def register() -> None:
-    """Make the emulator's CloudFormation use the adapters (in the process that runs the server).
+    """Make the emulator's CloudFormation use the adapters (in the process that runs the server),
+    and its SQS queues safe for concurrent calls (``serialize_queue_updates``).
 
     The classes above became CloudFormationModel subclasses when this module was imported; moto
     caches its type map, so the caches are dropped and the result checked.
     """
+    serialize_queue_updates()
     for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
         cached.cache_clear()
     model_map = parsing.get_model_map()

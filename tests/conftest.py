@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,42 @@ def example_assembly(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -
             record.write_text(json.dumps(result))
         saved = json.loads(record.read_text())
     return SynthResult(outdir, saved["returncode"], saved["output"])
+
+
+DOCS_EXAMPLES = REPO_ROOT / "docs" / "examples"
+
+
+@pytest.fixture(scope="session")
+def docs_example(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> Callable[[str], SynthResult]:
+    """``docs_example("kms_app")``: docs/examples/kms_app.py run once as a user runs it (``python
+    app.py`` with ``CDK_OUTDIR``), whichever test and worker asks first; the others read the same
+    cloud assembly, which they must not change."""
+    shared = _shared_tmp(tmp_path_factory, worker_id) / "docs-examples"
+    shared.mkdir(exist_ok=True)
+
+    def synthesized(name: str) -> SynthResult:
+        outdir, record = shared / name, shared / f"{name}.json"
+        with FileLock(str(record) + ".lock"):
+            if not record.exists():
+                completed = subprocess.run(
+                    [sys.executable, str(DOCS_EXAMPLES / f"{name}.py")],
+                    cwd=REPO_ROOT,
+                    env={**os.environ, "CDK_OUTDIR": str(outdir)},
+                    capture_output=True,
+                    text=True,
+                    timeout=600,  # a hang guard only
+                    check=False,
+                )
+                output = completed.stdout + completed.stderr
+                record.write_text(
+                    json.dumps({"returncode": completed.returncode, "output": output})
+                )
+            saved = json.loads(record.read_text())
+        return SynthResult(outdir, saved["returncode"], saved["output"])
+
+    return synthesized
 
 
 @dataclass(frozen=True)

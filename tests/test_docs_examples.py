@@ -2,36 +2,25 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, SynthResult
 
 EXAMPLES = sorted((REPO_ROOT / "docs" / "examples").glob("*.py"))
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
-def test_example_synthesizes(example: Path, tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [sys.executable, str(example)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "CDK_OUTDIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    templates = list(tmp_path.glob("*.template.json"))
+def test_example_synthesizes(example: Path, docs_example: Callable[[str], SynthResult]) -> None:
+    synthesized = docs_example(example.stem)
+    assert synthesized.returncode == 0, synthesized.output
+    templates = synthesized.templates()
     assert templates, "the example synthesized no stack"
-    for template in templates:
-        types = {r["Type"] for r in json.loads(template.read_text())["Resources"].values()}
+    for template in templates.values():
+        types = {r["Type"] for r in template["Resources"].values()}
         assert "AWS::SQS::Queue" in types
 
 

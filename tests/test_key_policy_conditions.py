@@ -10,11 +10,8 @@ the reason it cannot be narrowed.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,20 +128,6 @@ def kms_statements(name: str, template: dict[str, Any]) -> Iterator[KmsStatement
                     yield found
 
 
-def synth_example(example: Path, outdir: Path) -> dict[str, dict[str, Any]]:
-    completed = subprocess.run(
-        [sys.executable, str(example)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "CDK_OUTDIR": str(outdir)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return {p.name: json.loads(p.read_text()) for p in outdir.glob("*.template.json")}
-
-
 def faults(templates: dict[str, dict[str, Any]]) -> list[str]:
     return [
         f"{s.where}: {fault}: {json.dumps(s.statement)}"
@@ -165,9 +148,11 @@ def test_the_example_app_grants_no_key_without_a_source_or_via_service(
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
 def test_a_docs_example_grants_no_key_without_a_source_or_via_service(
-    example: Path, tmp_path: Path
+    example: Path, docs_example: Callable[[str], SynthResult]
 ) -> None:
-    assert faults(synth_example(example, tmp_path)) == []
+    synthesized = docs_example(example.stem)
+    assert synthesized.returncode == 0, synthesized.output
+    assert faults(synthesized.templates()) == []
 
 
 # --- the walker judges what it should --------------------------------------------------------

@@ -10,9 +10,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ import pytest
 from constructs_lib.audit import cli, report
 from tests.audit.conftest import Template, healthy, props, write
 from tests.audit.test_report import SARIF_SCHEMA_FILE, _assert_valid_sarif
+from tests.conftest import SynthResult
 
 REASON = "Accepted by the platform team until the Q3 migration."
 ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
@@ -486,26 +485,17 @@ def test_text_formats_show_each_state_and_the_counts(
 
 
 def test_the_documented_cdk_route_accepts_the_finding_in_construct_plugin_and_audit(
-    tmp_path: Path,
+    docs_example: Callable[[str], SynthResult],
 ) -> None:
     """docs/examples/suppressions_app.py, as a user runs it: one acknowledgment, three places."""
     from constructs_lib.audit import engine
-    from tests.conftest import REPO_ROOT
 
-    completed = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "docs" / "examples" / "suppressions_app.py")],
-        cwd=REPO_ROOT,
-        env={**os.environ, "CDK_OUTDIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr  # the plugin (fail_on warning) passed
-    (finding,) = engine.audit_paths([str(tmp_path)]).findings
+    synthesized = docs_example("suppressions_app")
+    assert synthesized.returncode == 0, synthesized.output  # the plugin (fail_on warning) passed
+    (finding,) = engine.audit_paths([str(synthesized.outdir)]).findings
     assert (finding.rule_id, finding.state) == ("QR008", "suppressed")
     assert "event store" in finding.justification
-    annotations = json.loads((tmp_path / "Orders.metadata.json").read_text())
+    annotations = json.loads((synthesized.outdir / "Orders.metadata.json").read_text())
     infos = [
         e["data"]
         for entries in annotations.values()

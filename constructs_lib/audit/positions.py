@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -94,14 +95,129 @@ def yaml_spots(root: Any) -> Spots:
 
 # --- JSON -------------------------------------------------------------------------------------
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # json's own: the blanks between tokens
 # The key of each property a finding can point at, and the colon and blanks after it.
 _PROPERTY_KEYS = {
     name: re.compile(re.escape(json.dumps(name)) + r"[ \t\n\r]*:[ \t\n\r]*")
     for name in POSITIONED_PROPERTIES
 }
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder()  # json.loads' own settings
+# json.loads' C scanner: one call decodes the value at an offset (all it nests) and gives its end.
+_scan: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+# Nesting level of the values the walk hands to the scanner: the top-level object is level 1,
+# its values (``Resources`` among them) level 2, each resource level 3.
+TOP_VALUES, RESOURCES = 2, 3
+
+
+class Walk(NamedTuple):
+    """A JSON template decoded by ``walk_json``: the document, and for each logical id the
+    offsets of its key and of the start and end of its resource's text."""
+
+    document: dict[str, Any]
+    resources: dict[str, tuple[int, int, int]]
+
+
+class _Malformed(ValueError):
+    """Text the walk does not read as a JSON object: ``json.loads`` has the verdict."""
+
+
+# The next member of an object: its key when it has no escapes nor control characters (the text
+# json.loads takes as it is), the colon and the blanks before its value; or the closing brace.
+# FIRST reads from after the opening brace, NEXT from after a member's value (then a comma
+# comes first). Any other text goes to ``_member``, which reads it as json's scanner does.
+_FIRST = re.compile(r'[ \t\n\r]*(?:"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*|\})')
+_NEXT = re.compile(r'[ \t\n\r]*(?:,[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*|\})')
+Member = tuple[str | None, int, int]  # key (None: the closing brace), key offset, value offset
+
+
+def _blanks(text: str, at: int) -> int:
+    """The offset of the first non-blank character from ``at`` on."""
+    return _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+
+
+def _member(text: str, at: int, first: bool) -> Member:
+    """The member that follows ``at`` (after the opening brace when ``first``, else after a
+    value): its key, the key's offset and its value's offset; or (None, -1, the offset past
+    the closing brace). Raises ``_Malformed`` (or json's own error) where json.loads would."""
+    plain = (_FIRST if first else _NEXT).match(text, at)
+    if plain is not None:
+        return plain.group(1), plain.start(1) - 1, plain.end()
+    at = _blanks(text, at)
+    if not first:
+        if text[at] == "}":
+            return None, -1, at + 1
+        if text[at] != ",":
+            raise _Malformed("expecting ',' or '}'")
+        at = _blanks(text, at + 1)
+    elif text[at] == "}":
+        return None, -1, at + 1
+    if text[at] != '"':
+        raise _Malformed("expecting a key")  # a trailing comma among others
+    key, after = _scanstring(text, at + 1)  # json's error on a malformed string
+    after = _blanks(text, after)
+    if text[after] != ":":
+        raise _Malformed("expecting ':'")
+    return key, at, _blanks(text, after + 1)
+
+
+def walk_json(text: str, recursion_limits: Mapping[int, int]) -> Walk | None:
+    """``text`` decoded as ``json.loads`` decodes it, when it is one JSON object, in one pass
+    that also records where each resource is written; None for any other text (an array, a
+    scalar, malformed JSON, a value nested past its limit), which the caller then hands to
+    ``json.loads`` for its verdict.
+
+    The top-level object and ``Resources`` are walked member by member in Python, exactly as
+    json's scanner walks objects; every other value is decoded by that scanner in one call, so
+    Python works per resource, not per node. Each such call runs under the interpreter
+    recursion limit ``recursion_limits`` gives for its nesting level (``TOP_VALUES``,
+    ``RESOURCES``), which bounds how deep the value may nest; the limit is restored around the
+    walk's own calls. A repeated key keeps its last value, as in ``json.loads``.
+    """
+    at = _blanks(text, 0)
+    if text[at : at + 1] != "{":
+        return None
+    document: dict[str, Any] = {}
+    located: dict[str, tuple[int, int, int]] = {}
+    scan, set_limit, following = _scan, sys.setrecursionlimit, _NEXT.match
+    ordinary = sys.getrecursionlimit()
+    top_limit, resource_limit = recursion_limits[TOP_VALUES], recursion_limits[RESOURCES]
+    try:
+        key, _, at = _member(text, at + 1, first=True)
+        while key is not None:
+            if key == "Resources":
+                located = {}  # a repeated Resources: the last one is the one that counts
+            if key == "Resources" and text[at] == "{":
+                resources: dict[str, Any] = {}
+                # the hot loop, once per resource: the common member read inline
+                logical_id, entry, start = _member(text, at + 1, first=True)
+                while logical_id is not None:
+                    set_limit(resource_limit)
+                    resources[logical_id], at = scan(text, start)
+                    set_limit(ordinary)
+                    located[logical_id] = (entry, start, at)
+                    plain = following(text, at)
+                    if plain is not None:
+                        logical_id, entry, start = plain.group(1), plain.start(1) - 1, plain.end()
+                    else:
+                        logical_id, entry, start = _member(text, at, first=False)
+                at = start  # past the closing brace
+                value: Any = resources
+            else:
+                set_limit(top_limit)
+                value, at = scan(text, at)
+                set_limit(ordinary)
+            document[key] = value
+            key, _, at = _member(text, at, first=False)
+    except (ValueError, IndexError, StopIteration, RecursionError):
+        return None  # StopIteration: the scanner found no value; RecursionError: too deep
+    finally:
+        set_limit(ordinary)
+    if _blanks(text, at) != len(text):  # more than blanks after the object: "Extra data"
+        return None
+    return Walk(document, located)
+
+
 Visit = Callable[[str, int, int], int]  # (key, key offset, value offset) -> the value's end
 
 
@@ -156,7 +272,7 @@ def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
             and not POSITIONED_PROPERTIES.isdisjoint(properties)
             and body.get("Type") in model.AUDITED_TYPES  # type: ignore[union-attr]
         ):
-            spot.properties.update(_property_keys(text, value, end, properties, lines))
+            spot.properties.update(_old_property_keys(text, value, end, properties, lines))
         return end
 
     def top(key: str, _at: int, value: int) -> int:
@@ -171,11 +287,9 @@ def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
     return spots
 
 
-def _property_keys(
+def _old_property_keys(
     text: str, start: int, end: int, properties: Mapping[str, Any], lines: _Lines
 ) -> dict[str, tuple[int, int]]:
-    """(line, column) of each positioned property's key between ``start`` and ``end`` (one
-    resource's text): the first key of that name whose value is the property's."""
     found: dict[str, tuple[int, int]] = {}
     for name in sorted(POSITIONED_PROPERTIES & properties.keys()):
         for match in _PROPERTY_KEYS[name].finditer(text, start, end):
@@ -183,6 +297,52 @@ def _property_keys(
                 found[name] = lines.at(match.start())
                 break
     return found
+
+
+def _property_keys(
+    text: str, start: int, end: int, properties: Mapping[str, Any]
+) -> dict[str, int]:
+    """The offset of each positioned property's key between ``start`` and ``end`` (one
+    resource's text): the first key of that name whose value is the property's."""
+    found: dict[str, int] = {}
+    for name in POSITIONED_PROPERTIES.intersection(properties):
+        for match in _PROPERTY_KEYS[name].finditer(text, start, end):
+            try:
+                if _scan(text, match.end())[0] == properties[name]:
+                    found[name] = match.start()
+                    break
+            except (ValueError, StopIteration, RecursionError):
+                continue  # the name inside a string's text, say: not a key
+    return found
+
+
+def spots_of(text: str, walk: Walk) -> Spots:
+    """The resources' positions in a JSON template's text, from the offsets ``walk_json``
+    recorded: each logical id's key, and in the resources the audit reads, each property a
+    finding can point at, found by its key where the value that follows is that property's."""
+    bodies = walk.document.get("Resources")
+    if not isinstance(bodies, dict):
+        return {}
+    spots: Spots = {}
+    line, counted = 1, 0  # lines are counted on from the last offset, in one pass over the text
+    for logical_id, (at, start, end) in walk.resources.items():
+        if at < counted:  # a repeated id keeps its first place and its last text
+            line, counted = 1, 0
+        line += text.count("\n", counted, at)
+        counted = at
+        found: dict[str, tuple[int, int]] = {}
+        body = bodies[logical_id]
+        properties = body.get("Properties") if isinstance(body, dict) else None
+        if (
+            isinstance(properties, dict)
+            and body.get("Type") in model.AUDITED_TYPES  # type: ignore[union-attr]
+            and not POSITIONED_PROPERTIES.isdisjoint(properties)
+        ):
+            for name, key in _property_keys(text, start, end, properties).items():
+                below = line + text.count("\n", at, key)
+                found[name] = (below, key - text.rfind("\n", 0, key))
+        spots[logical_id] = Spot(line, at - text.rfind("\n", 0, at), found)
+    return spots
 
 
 # --- findings -----------------------------------------------------------------------------------

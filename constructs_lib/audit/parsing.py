@@ -134,6 +134,8 @@ def _recursion_depth() -> int:
 _JSON_FRAMES = 2
 # The same for the located walk (walk_json calling the scanner itself; measured the same way).
 _WALK_FRAMES = 1
+
+
 def _load_json(text: str, max_depth: int) -> Any:
     """json.loads with nesting limited to ``max_depth`` levels at no cost per node.
 

@@ -7,9 +7,11 @@ Positions are found during the parse the audit already does, within its limits:
 - YAML: the node tree PyYAML composes anyway (``parsing.py`` builds the document from it) carries
   each key's mark; only the keys of ``Resources``, of each resource and of its ``Properties`` are
   read.
-- JSON: ``json.loads`` keeps no positions, so a second, shallow pass reads the same text: it walks
-  the keys of the top-level object, of ``Resources``, of each resource and of its ``Properties``,
-  and skips every other value with the C decoder, never recursing in Python.
+- JSON: ``json.loads`` keeps no positions, so a located JSON template is decoded by a walk that
+  reads the top-level object and ``Resources`` member by member, as json's scanner does, and
+  hands every other value (each resource whole) to that C scanner: one decode, Python work per
+  resource rather than per node, and the offsets of the logical ids on the way. Only the
+  resources the audit reads are searched for their positioned properties' keys.
 
 Lines and columns start at 1, as SARIF, GitLab and editors count them; 0 means "not known", and
 reports then give the file without a line rather than a wrong one.
@@ -103,7 +105,7 @@ _PROPERTY_KEYS = {
 }
 _DECODER = json.JSONDecoder()  # json.loads' own settings
 # json.loads' C scanner: one call decodes the value at an offset (all it nests) and gives its end.
-_scan: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 # Nesting level of the values the walk hands to the scanner: the top-level object is level 1,
 # its values (``Resources`` among them) level 2, each resource level 3.
@@ -218,87 +220,6 @@ def walk_json(text: str, recursion_limits: Mapping[int, int]) -> Walk | None:
     return Walk(document, located)
 
 
-Visit = Callable[[str, int, int], int]  # (key, key offset, value offset) -> the value's end
-
-
-def _members(text: str, start: int, visit: Visit) -> int:
-    """Each member of the JSON object at ``text[start]`` handed to ``visit``; the object's end.
-    Only called on text ``json.loads`` accepted, so its shape is known to be valid."""
-    at = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
-    while text[at] != "}":
-        key, after = _scanstring(text, at + 1)
-        colon = _WHITESPACE.match(text, after).end()  # type: ignore[union-attr]
-        value = _WHITESPACE.match(text, colon + 1).end()  # type: ignore[union-attr]
-        end = visit(key, at, value)
-        at = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
-        if text[at] == ",":
-            at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-    return at + 1
-
-
-class _Lines:
-    """Offsets -> (line, column), counted on from the last offset asked (one pass over the text
-    when they are asked in increasing order)."""
-
-    def __init__(self, text: str) -> None:
-        self.text, self.offset, self.line = text, 0, 1
-
-    def at(self, offset: int) -> tuple[int, int]:
-        if offset < self.offset:  # out of order: count again from the start
-            self.offset, self.line = 0, 1
-        self.line += self.text.count("\n", self.offset, offset)
-        self.offset = offset
-        return self.line, offset - self.text.rfind("\n", 0, offset)
-
-
-def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
-    """The resources' positions in a JSON template's text, which ``json.loads`` read as
-    ``document``. The walk visits the top-level keys and the logical ids, and skips their values
-    with the C decoder (so the text is decoded once more, in C); in the resources the audit
-    reads, it finds each property a finding can point at by its key, where the value that
-    follows is that property's."""
-    bodies = document.get("Resources")
-    bodies = bodies if isinstance(bodies, dict) else {}
-    spots: Spots = {}
-    lines = _Lines(text)
-
-    def resource(logical_id: str, at: int, value: int) -> int:
-        end = int(_DECODER.raw_decode(text, value)[1])
-        spot = spots[logical_id] = Spot(*lines.at(at), {})
-        body = bodies.get(logical_id)
-        properties = body.get("Properties") if isinstance(body, dict) else None
-        if (
-            isinstance(properties, dict)
-            and not POSITIONED_PROPERTIES.isdisjoint(properties)
-            and body.get("Type") in model.AUDITED_TYPES  # type: ignore[union-attr]
-        ):
-            spot.properties.update(_old_property_keys(text, value, end, properties, lines))
-        return end
-
-    def top(key: str, _at: int, value: int) -> int:
-        if key == "Resources" and text[value] == "{":
-            spots.clear()  # a repeated key: the last one is the one json.loads kept
-            return _members(text, value, resource)
-        return int(_DECODER.raw_decode(text, value)[1])
-
-    start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
-    if text[start : start + 1] == "{":
-        _members(text, start, top)
-    return spots
-
-
-def _old_property_keys(
-    text: str, start: int, end: int, properties: Mapping[str, Any], lines: _Lines
-) -> dict[str, tuple[int, int]]:
-    found: dict[str, tuple[int, int]] = {}
-    for name in sorted(POSITIONED_PROPERTIES & properties.keys()):
-        for match in _PROPERTY_KEYS[name].finditer(text, start, end):
-            if _DECODER.raw_decode(text, match.end())[0] == properties[name]:
-                found[name] = lines.at(match.start())
-                break
-    return found
-
-
 def _property_keys(
     text: str, start: int, end: int, properties: Mapping[str, Any]
 ) -> dict[str, int]:
@@ -335,7 +256,7 @@ def spots_of(text: str, walk: Walk) -> Spots:
         properties = body.get("Properties") if isinstance(body, dict) else None
         if (
             isinstance(properties, dict)
-            and body.get("Type") in model.AUDITED_TYPES  # type: ignore[union-attr]
+            and body.get("Type") in model.AUDITED_TYPES
             and not POSITIONED_PROPERTIES.isdisjoint(properties)
         ):
             for name, key in _property_keys(text, start, end, properties).items():

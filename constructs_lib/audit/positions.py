@@ -23,6 +23,7 @@ table, in one place for every rule.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -64,6 +65,10 @@ class Spot(NamedTuple):
 
 
 Spots = dict[str, Spot]  # logical id -> where it is written
+# Spot((line, column, properties)) without NamedTuple's Python-level __new__: one per resource.
+_spot: Callable[[tuple[int, int, dict[str, tuple[int, int]]]], Spot] = functools.partial(
+    tuple.__new__, Spot
+)
 
 
 # --- YAML -------------------------------------------------------------------------------------
@@ -88,8 +93,9 @@ def yaml_spots(root: Any) -> Spots:
             for name, _name_node, properties in _mapping_keys(body):
                 if name == "Properties":
                     for prop, prop_node, _ in _mapping_keys(properties):
-                        mark = prop_node.start_mark
-                        found[prop] = (mark.line + 1, mark.column + 1)
+                        if prop in POSITIONED_PROPERTIES:  # the only ones findings point at
+                            mark = prop_node.start_mark
+                            found[prop] = (mark.line + 1, mark.column + 1)
             mark = id_node.start_mark
             spots[logical_id] = Spot(mark.line + 1, mark.column + 1, found)
     return spots
@@ -98,11 +104,9 @@ def yaml_spots(root: Any) -> Spots:
 # --- JSON -------------------------------------------------------------------------------------
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # json's own: the blanks between tokens
-# The key of each property a finding can point at, and the colon and blanks after it.
-_PROPERTY_KEYS = {
-    name: re.compile(re.escape(json.dumps(name)) + r"[ \t\n\r]*:[ \t\n\r]*")
-    for name in POSITIONED_PROPERTIES
-}
+# The key of each property a finding can point at, as JSON writes it; the colon after a key.
+_PROPERTY_KEYS = {name: json.dumps(name) for name in POSITIONED_PROPERTIES}
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _DECODER = json.JSONDecoder()  # json.loads' own settings
 # json.loads' C scanner: one call decodes the value at an offset (all it nests) and gives its end.
 _scan: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
@@ -227,13 +231,17 @@ def _property_keys(
     resource's text): the first key of that name whose value is the property's."""
     found: dict[str, int] = {}
     for name in POSITIONED_PROPERTIES.intersection(properties):
-        for match in _PROPERTY_KEYS[name].finditer(text, start, end):
+        quoted = _PROPERTY_KEYS[name]
+        at = text.find(quoted, start, end)
+        while at >= 0:
+            value = _COLON.match(text, at + len(quoted), end)
             try:
-                if _scan(text, match.end())[0] == properties[name]:
-                    found[name] = match.start()
+                if value is not None and _scan(text, value.end())[0] == properties[name]:
+                    found[name] = at
                     break
             except (ValueError, StopIteration, RecursionError):
-                continue  # the name inside a string's text, say: not a key
+                pass  # the name inside a string's text, say: not a key
+            at = text.find(quoted, at + 1, end)
     return found
 
 
@@ -245,24 +253,21 @@ def spots_of(text: str, walk: Walk) -> Spots:
     if not isinstance(bodies, dict):
         return {}
     spots: Spots = {}
+    count, rfind, audited = text.count, text.rfind, model.AUDITED_TYPES
     line, counted = 1, 0  # lines are counted on from the last offset, in one pass over the text
     for logical_id, (at, start, end) in walk.resources.items():
         if at < counted:  # a repeated id keeps its first place and its last text
             line, counted = 1, 0
-        line += text.count("\n", counted, at)
+        line += count("\n", counted, at)
         counted = at
         found: dict[str, tuple[int, int]] = {}
         body = bodies[logical_id]
-        properties = body.get("Properties") if isinstance(body, dict) else None
-        if (
-            isinstance(properties, dict)
-            and body.get("Type") in model.AUDITED_TYPES
-            and not POSITIONED_PROPERTIES.isdisjoint(properties)
-        ):
-            for name, key in _property_keys(text, start, end, properties).items():
-                below = line + text.count("\n", at, key)
-                found[name] = (below, key - text.rfind("\n", 0, key))
-        spots[logical_id] = Spot(line, at - text.rfind("\n", 0, at), found)
+        if type(body) is dict and body.get("Type") in audited:
+            properties = body.get("Properties")
+            if type(properties) is dict and not POSITIONED_PROPERTIES.isdisjoint(properties):
+                for name, key in _property_keys(text, start, end, properties).items():
+                    found[name] = (line + count("\n", at, key), key - rfind("\n", 0, key))
+        spots[logical_id] = _spot((line, at - rfind("\n", 0, at), found))
     return spots
 
 
@@ -277,9 +282,12 @@ def source_marker(spot: Spot | None, body: Mapping[str, Any]) -> dict[str, Any] 
     marker: dict[str, Any] = {}
     if spot is not None:
         marker["at"] = [spot.line, spot.column]
-        positioned = {k: list(v) for k, v in spot.properties.items() if k in POSITIONED_PROPERTIES}
-        if positioned:
-            marker["properties"] = positioned
+        if spot.properties:  # most resources have none: no dict built for them
+            positioned = {
+                k: list(v) for k, v in spot.properties.items() if k in POSITIONED_PROPERTIES
+            }
+            if positioned:
+                marker["properties"] = positioned
     if isinstance(path, str) and path:
         marker["path"] = path
     return marker or None

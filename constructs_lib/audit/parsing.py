@@ -18,7 +18,14 @@ import sys
 from typing import Any
 
 from constructs_lib.audit import optional
-from constructs_lib.audit.positions import Spots, json_spots, yaml_spots
+from constructs_lib.audit.positions import (
+    RESOURCES,
+    TOP_VALUES,
+    Spots,
+    spots_of,
+    walk_json,
+    yaml_spots,
+)
 from constructs_lib.audit.safety import DEFAULT_LIMITS, LimitExceeded, ReadLimits
 
 _YAML_PURPOSE = "reading YAML"
@@ -84,6 +91,9 @@ def _load(file: str, data: bytes, limits: ReadLimits, located: bool) -> tuple[An
     document: Any
     if not is_yaml:
         try:
+            located_json = _load_json_located(text, limits.max_depth) if located else None
+            if located_json is not None:
+                return located_json
             document = _load_json(text, limits.max_depth)
         except LimitExceeded as error:
             raise TemplateError(str(error)) from error
@@ -94,18 +104,7 @@ def _load(file: str, data: bytes, limits: ReadLimits, located: bool) -> tuple[An
     if is_yaml:
         document, root = _load_yaml(text, limits, located, file)
         return document, yaml_spots(root) if located and isinstance(document, dict) else {}
-    return document, _json_positions(text, document) if located and isinstance(
-        document, dict
-    ) else {}
-
-
-def _json_positions(text: str, document: dict[str, Any]) -> Spots:
-    """Positions of text ``json.loads`` accepted; none rather than a failed parse should the
-    walk meet a shape it does not expect."""
-    try:
-        return json_spots(text, document)
-    except (ValueError, IndexError):
-        return {}
+    return document, {}
 
 
 def _too_deep(max_depth: int) -> LimitExceeded:
@@ -133,6 +132,8 @@ def _recursion_depth() -> int:
 # Nested calls between the count above and the C scanner's first level (json.loads, decode,
 # raw_decode; measured: the boundary tests in test_hostile.py hold it to the exact depth).
 _JSON_FRAMES = 2
+# The same for the located walk (walk_json calling the scanner itself; measured the same way).
+_WALK_FRAMES = 1
 
 
 def _load_json(text: str, max_depth: int) -> Any:
@@ -151,9 +152,34 @@ def _load_json(text: str, max_depth: int) -> Any:
         raise _too_deep(max_depth) from None
     finally:
         sys.setrecursionlimit(previous)
+    _measure_depth(text, document, max_depth)
+    return document
+
+
+def _load_json_located(text: str, max_depth: int) -> tuple[Any, Spots] | None:
+    """``_load_json`` and the positions in the same decode (``positions.walk_json``), with the
+    same depth limit: a value at nesting level k may nest ``max_depth - k`` levels below it, the
+    scanner's recursion bounded as in ``_load_json``. None for text the walk does not take (not
+    an object, malformed, or nested past the limit), which ``_load_json`` then judges: its
+    verdict and message are json's own, and a document it accepts has no positions."""
+    if max_depth < RESOURCES:  # resources could hold no collection: json.loads judges
+        return None
+    base = _recursion_depth() + _WALK_FRAMES + max_depth
+    walk = walk_json(text, {level: base - level for level in (TOP_VALUES, RESOURCES)})
+    if walk is None:
+        return None
+    _measure_depth(text, walk.document, max_depth)
+    try:
+        return walk.document, spots_of(text, walk)
+    except (ValueError, IndexError, RecursionError):  # a shape the position search did not expect
+        return walk.document, {}
+
+
+def _measure_depth(text: str, document: Any, max_depth: int) -> None:
+    """Python 3.12+: the depth of a decoded document, when its brackets could exceed the limit
+    (there the recursion limit does not bound the C scanner)."""
     if sys.version_info >= (3, 12) and text.count("[") + text.count("{") > max_depth:
         _check_depth(document, max_depth)
-    return document
 
 
 def _check_depth(document: Any, max_depth: int) -> None:

@@ -7,9 +7,11 @@ Positions are found during the parse the audit already does, within its limits:
 - YAML: the node tree PyYAML composes anyway (``parsing.py`` builds the document from it) carries
   each key's mark; only the keys of ``Resources``, of each resource and of its ``Properties`` are
   read.
-- JSON: ``json.loads`` keeps no positions, so a second, shallow pass reads the same text: it walks
-  the keys of the top-level object, of ``Resources``, of each resource and of its ``Properties``,
-  and skips every other value with the C decoder, never recursing in Python.
+- JSON: ``json.loads`` keeps no positions, so a located JSON template is decoded by a walk that
+  reads the top-level object and ``Resources`` member by member, as json's scanner does, and
+  hands every other value (each resource whole) to that C scanner: one decode, Python work per
+  resource rather than per node, and the offsets of the logical ids on the way. Only the
+  resources the audit reads are searched for their positioned properties' keys.
 
 Lines and columns start at 1, as SARIF, GitLab and editors count them; 0 means "not known", and
 reports then give the file without a line rather than a wrong one.
@@ -21,8 +23,10 @@ table, in one place for every rule.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -61,6 +65,10 @@ class Spot(NamedTuple):
 
 
 Spots = dict[str, Spot]  # logical id -> where it is written
+# Spot((line, column, properties)) without NamedTuple's Python-level __new__: one per resource.
+_spot: Callable[[tuple[int, int, dict[str, tuple[int, int]]]], Spot] = functools.partial(
+    tuple.__new__, Spot
+)
 
 
 # --- YAML -------------------------------------------------------------------------------------
@@ -85,8 +93,9 @@ def yaml_spots(root: Any) -> Spots:
             for name, _name_node, properties in _mapping_keys(body):
                 if name == "Properties":
                     for prop, prop_node, _ in _mapping_keys(properties):
-                        mark = prop_node.start_mark
-                        found[prop] = (mark.line + 1, mark.column + 1)
+                        if prop in POSITIONED_PROPERTIES:  # the only ones findings point at
+                            mark = prop_node.start_mark
+                            found[prop] = (mark.line + 1, mark.column + 1)
             mark = id_node.start_mark
             spots[logical_id] = Spot(mark.line + 1, mark.column + 1, found)
     return spots
@@ -94,95 +103,172 @@ def yaml_spots(root: Any) -> Spots:
 
 # --- JSON -------------------------------------------------------------------------------------
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-# The key of each property a finding can point at, and the colon and blanks after it.
-_PROPERTY_KEYS = {
-    name: re.compile(re.escape(json.dumps(name)) + r"[ \t\n\r]*:[ \t\n\r]*")
-    for name in POSITIONED_PROPERTIES
-}
-_DECODER = json.JSONDecoder()
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # json's own: the blanks between tokens
+# The key of each property a finding can point at, as JSON writes it; the colon after a key.
+_PROPERTY_KEYS = {name: json.dumps(name) for name in POSITIONED_PROPERTIES}
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_DECODER = json.JSONDecoder()  # json.loads' own settings
+# json.loads' C scanner: one call decodes the value at an offset (all it nests) and gives its end.
+_scan: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-Visit = Callable[[str, int, int], int]  # (key, key offset, value offset) -> the value's end
+# Nesting level of the values the walk hands to the scanner: the top-level object is level 1,
+# its values (``Resources`` among them) level 2, each resource level 3.
+TOP_VALUES, RESOURCES = 2, 3
 
 
-def _members(text: str, start: int, visit: Visit) -> int:
-    """Each member of the JSON object at ``text[start]`` handed to ``visit``; the object's end.
-    Only called on text ``json.loads`` accepted, so its shape is known to be valid."""
-    at = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
-    while text[at] != "}":
-        key, after = _scanstring(text, at + 1)
-        colon = _WHITESPACE.match(text, after).end()  # type: ignore[union-attr]
-        value = _WHITESPACE.match(text, colon + 1).end()  # type: ignore[union-attr]
-        end = visit(key, at, value)
-        at = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
-        if text[at] == ",":
-            at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-    return at + 1
+class Walk(NamedTuple):
+    """A JSON template decoded by ``walk_json``: the document, and for each logical id the
+    offsets of its key and of the start and end of its resource's text."""
+
+    document: dict[str, Any]
+    resources: dict[str, tuple[int, int, int]]
 
 
-class _Lines:
-    """Offsets -> (line, column), counted on from the last offset asked (one pass over the text
-    when they are asked in increasing order)."""
-
-    def __init__(self, text: str) -> None:
-        self.text, self.offset, self.line = text, 0, 1
-
-    def at(self, offset: int) -> tuple[int, int]:
-        if offset < self.offset:  # out of order: count again from the start
-            self.offset, self.line = 0, 1
-        self.line += self.text.count("\n", self.offset, offset)
-        self.offset = offset
-        return self.line, offset - self.text.rfind("\n", 0, offset)
+class _Malformed(ValueError):
+    """Text the walk does not read as a JSON object: ``json.loads`` has the verdict."""
 
 
-def json_spots(text: str, document: Mapping[str, Any]) -> Spots:
-    """The resources' positions in a JSON template's text, which ``json.loads`` read as
-    ``document``. The walk visits the top-level keys and the logical ids, and skips their values
-    with the C decoder (so the text is decoded once more, in C); in the resources the audit
-    reads, it finds each property a finding can point at by its key, where the value that
-    follows is that property's."""
-    bodies = document.get("Resources")
-    bodies = bodies if isinstance(bodies, dict) else {}
-    spots: Spots = {}
-    lines = _Lines(text)
+# The next member of an object: its key when it has no escapes nor control characters (the text
+# json.loads takes as it is), the colon and the blanks before its value; or the closing brace.
+# FIRST reads from after the opening brace, NEXT from after a member's value (then a comma
+# comes first). Any other text goes to ``_member``, which reads it as json's scanner does.
+_FIRST = re.compile(r'[ \t\n\r]*(?:"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*|\})')
+_NEXT = re.compile(r'[ \t\n\r]*(?:,[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*|\})')
+Member = tuple[str | None, int, int]  # key (None: the closing brace), key offset, value offset
 
-    def resource(logical_id: str, at: int, value: int) -> int:
-        end = int(_DECODER.raw_decode(text, value)[1])
-        spot = spots[logical_id] = Spot(*lines.at(at), {})
-        body = bodies.get(logical_id)
-        properties = body.get("Properties") if isinstance(body, dict) else None
-        if (
-            isinstance(properties, dict)
-            and not POSITIONED_PROPERTIES.isdisjoint(properties)
-            and body.get("Type") in model.AUDITED_TYPES  # type: ignore[union-attr]
-        ):
-            spot.properties.update(_property_keys(text, value, end, properties, lines))
-        return end
 
-    def top(key: str, _at: int, value: int) -> int:
-        if key == "Resources" and text[value] == "{":
-            spots.clear()  # a repeated key: the last one is the one json.loads kept
-            return _members(text, value, resource)
-        return int(_DECODER.raw_decode(text, value)[1])
+def _blanks(text: str, at: int) -> int:
+    """The offset of the first non-blank character from ``at`` on."""
+    return _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
 
-    start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
-    if text[start : start + 1] == "{":
-        _members(text, start, top)
-    return spots
+
+def _member(text: str, at: int, first: bool) -> Member:
+    """The member that follows ``at`` (after the opening brace when ``first``, else after a
+    value): its key, the key's offset and its value's offset; or (None, -1, the offset past
+    the closing brace). Raises ``_Malformed`` (or json's own error) where json.loads would."""
+    plain = (_FIRST if first else _NEXT).match(text, at)
+    if plain is not None:
+        return plain.group(1), plain.start(1) - 1, plain.end()
+    at = _blanks(text, at)
+    if not first:
+        if text[at] == "}":
+            return None, -1, at + 1
+        if text[at] != ",":
+            raise _Malformed("expecting ',' or '}'")
+        at = _blanks(text, at + 1)
+    elif text[at] == "}":
+        return None, -1, at + 1
+    if text[at] != '"':
+        raise _Malformed("expecting a key")  # a trailing comma among others
+    key, after = _scanstring(text, at + 1)  # json's error on a malformed string
+    after = _blanks(text, after)
+    if text[after] != ":":
+        raise _Malformed("expecting ':'")
+    return key, at, _blanks(text, after + 1)
+
+
+def walk_json(text: str, recursion_limits: Mapping[int, int]) -> Walk | None:
+    """``text`` decoded as ``json.loads`` decodes it, when it is one JSON object, in one pass
+    that also records where each resource is written; None for any other text (an array, a
+    scalar, malformed JSON, a value nested past its limit), which the caller then hands to
+    ``json.loads`` for its verdict.
+
+    The top-level object and ``Resources`` are walked member by member in Python, exactly as
+    json's scanner walks objects; every other value is decoded by that scanner in one call, so
+    Python works per resource, not per node. Each such call runs under the interpreter
+    recursion limit ``recursion_limits`` gives for its nesting level (``TOP_VALUES``,
+    ``RESOURCES``), which bounds how deep the value may nest; the limit is restored around the
+    walk's own calls. A repeated key keeps its last value, as in ``json.loads``.
+    """
+    at = _blanks(text, 0)
+    if text[at : at + 1] != "{":
+        return None
+    document: dict[str, Any] = {}
+    located: dict[str, tuple[int, int, int]] = {}
+    scan, set_limit, following = _scan, sys.setrecursionlimit, _NEXT.match
+    ordinary = sys.getrecursionlimit()
+    top_limit, resource_limit = recursion_limits[TOP_VALUES], recursion_limits[RESOURCES]
+    try:
+        key, _, at = _member(text, at + 1, first=True)
+        while key is not None:
+            if key == "Resources":
+                located = {}  # a repeated Resources: the last one is the one that counts
+            if key == "Resources" and text[at] == "{":
+                resources: dict[str, Any] = {}
+                # the hot loop, once per resource: the common member read inline
+                logical_id, entry, start = _member(text, at + 1, first=True)
+                while logical_id is not None:
+                    set_limit(resource_limit)
+                    resources[logical_id], at = scan(text, start)
+                    set_limit(ordinary)
+                    located[logical_id] = (entry, start, at)
+                    plain = following(text, at)
+                    if plain is not None:
+                        logical_id, entry, start = plain.group(1), plain.start(1) - 1, plain.end()
+                    else:
+                        logical_id, entry, start = _member(text, at, first=False)
+                at = start  # past the closing brace
+                value: Any = resources
+            else:
+                set_limit(top_limit)
+                value, at = scan(text, at)
+                set_limit(ordinary)
+            document[key] = value
+            key, _, at = _member(text, at, first=False)
+    except (ValueError, IndexError, StopIteration, RecursionError):
+        return None  # StopIteration: the scanner found no value; RecursionError: too deep
+    finally:
+        set_limit(ordinary)
+    if _blanks(text, at) != len(text):  # more than blanks after the object: "Extra data"
+        return None
+    return Walk(document, located)
 
 
 def _property_keys(
-    text: str, start: int, end: int, properties: Mapping[str, Any], lines: _Lines
-) -> dict[str, tuple[int, int]]:
-    """(line, column) of each positioned property's key between ``start`` and ``end`` (one
+    text: str, start: int, end: int, properties: Mapping[str, Any]
+) -> dict[str, int]:
+    """The offset of each positioned property's key between ``start`` and ``end`` (one
     resource's text): the first key of that name whose value is the property's."""
-    found: dict[str, tuple[int, int]] = {}
-    for name in sorted(POSITIONED_PROPERTIES & properties.keys()):
-        for match in _PROPERTY_KEYS[name].finditer(text, start, end):
-            if _DECODER.raw_decode(text, match.end())[0] == properties[name]:
-                found[name] = lines.at(match.start())
-                break
+    found: dict[str, int] = {}
+    for name in POSITIONED_PROPERTIES.intersection(properties):
+        quoted = _PROPERTY_KEYS[name]
+        at = text.find(quoted, start, end)
+        while at >= 0:
+            value = _COLON.match(text, at + len(quoted), end)
+            try:
+                if value is not None and _scan(text, value.end())[0] == properties[name]:
+                    found[name] = at
+                    break
+            except (ValueError, StopIteration, RecursionError):
+                pass  # the name inside a string's text, say: not a key
+            at = text.find(quoted, at + 1, end)
     return found
+
+
+def spots_of(text: str, walk: Walk) -> Spots:
+    """The resources' positions in a JSON template's text, from the offsets ``walk_json``
+    recorded: each logical id's key, and in the resources the audit reads, each property a
+    finding can point at, found by its key where the value that follows is that property's."""
+    bodies = walk.document.get("Resources")
+    if not isinstance(bodies, dict):
+        return {}
+    spots: Spots = {}
+    count, rfind, audited = text.count, text.rfind, model.AUDITED_TYPES
+    line, counted = 1, 0  # lines are counted on from the last offset, in one pass over the text
+    for logical_id, (at, start, end) in walk.resources.items():
+        if at < counted:  # a repeated id keeps its first place and its last text
+            line, counted = 1, 0
+        line += count("\n", counted, at)
+        counted = at
+        found: dict[str, tuple[int, int]] = {}
+        body = bodies[logical_id]
+        if type(body) is dict and body.get("Type") in audited:
+            properties = body.get("Properties")
+            if type(properties) is dict and not POSITIONED_PROPERTIES.isdisjoint(properties):
+                for name, key in _property_keys(text, start, end, properties).items():
+                    found[name] = (line + count("\n", at, key), key - rfind("\n", 0, key))
+        spots[logical_id] = _spot((line, at - rfind("\n", 0, at), found))
+    return spots
 
 
 # --- findings -----------------------------------------------------------------------------------
@@ -196,9 +282,12 @@ def source_marker(spot: Spot | None, body: Mapping[str, Any]) -> dict[str, Any] 
     marker: dict[str, Any] = {}
     if spot is not None:
         marker["at"] = [spot.line, spot.column]
-        positioned = {k: list(v) for k, v in spot.properties.items() if k in POSITIONED_PROPERTIES}
-        if positioned:
-            marker["properties"] = positioned
+        if spot.properties:  # most resources have none: no dict built for them
+            positioned = {
+                k: list(v) for k, v in spot.properties.items() if k in POSITIONED_PROPERTIES
+            }
+            if positioned:
+                marker["properties"] = positioned
     if isinstance(path, str) and path:
         marker["path"] = path
     return marker or None

@@ -404,6 +404,30 @@ def test_default_depth_is_exact_for_json() -> None:
         parsing.load_document("t.json", _nested(DEFAULT_LIMITS.max_depth + 1, "json"))
 
 
+def _nested_beside(depth: int) -> bytes:
+    """A template whose deepest collection, at ``depth``, is a top-level value beside
+    Resources (the located walk decodes those one level up from the resources)."""
+    inner = "[" * (depth - 1) + "]" * (depth - 1)
+    return ('{"Resources": {"Q": {}}, "Metadata": ' + inner + "}").encode()
+
+
+@pytest.mark.parametrize("where", ["in a resource", "beside Resources"])
+@pytest.mark.parametrize("max_depth", [3, 10, DEFAULT_LIMITS.max_depth])
+def test_depth_boundary_is_exact_with_positions(where: str, max_depth: int) -> None:
+    """With positions, JSON is read in one walk that decodes each resource on its own: the
+    limit holds at the same depth, and a template at the limit still has its positions."""
+    limits = ReadLimits(max_depth=max_depth)
+    nested = _nested if where == "in a resource" else lambda depth, _: _nested_beside(depth)
+    document, spots = parsing.load_located("t.json", nested(max_depth, "json"), limits)
+    assert document["Resources"]["Q"] is not None
+    assert spots["Q"].line == 1
+    with pytest.raises(parsing.TemplateError) as raised:
+        parsing.load_located("t.json", nested(max_depth + 1, "json"), limits)
+    assert str(raised.value) == (
+        f"nested too deeply: over the limit of {max_depth} levels (raise it with --max-depth)"
+    )
+
+
 # Every collection and scalar (keys too) is a node; an alias counts what it names. The root, the
 # "Resources" key, its mapping, "Q", [x, x] (3 nodes), "R", and [*q, *q] (1 + 3 + 3): 15.
 ALIASED = b"Resources: {Q: &q [x, x], R: [*q, *q]}\n"

@@ -167,6 +167,29 @@ def test_every_result_has_the_line_of_its_resource_or_property_in_yaml_and_json(
         assert all(region is not None for region in found.values())
 
 
+def test_columns_count_characters_and_the_report_says_so(
+    tmp_path: Path,
+    sarif_validator: jsonschema.Draft4Validator,  # noqa: F811
+) -> None:
+    # A template on one line, with a character beyond U+FFFF (two UTF-16 code units, four UTF-8
+    # bytes) before the queue: the column counts it once.
+    text = json.dumps(
+        {"Description": "orders \U0001f4e6", "Resources": {"Jobs": {"Type": "AWS::SQS::Queue"}}},
+        ensure_ascii=False,
+    )
+    path = tmp_path / "one-line.json"
+    path.write_text(text, encoding="utf-8")
+    result = engine.audit_files(discovery.discover([str(path)]), workers=1)
+
+    document = _assert_valid_sarif(report.render_sarif(result), sarif_validator)
+    (run,) = document["runs"]
+    assert run["columnKind"] == "unicodeCodePoints"
+    before = text[: text.index('"Jobs"')]
+    assert len(before.encode("utf-16-le")) // 2 == len(before) + 1  # the two counts differ here
+    expected = {"startLine": 1, "startColumn": len(before) + 1}
+    assert regions(result, sarif_validator)[("one-line.json", "QR001", "Jobs")] == expected
+
+
 def test_sam_findings_point_at_the_resources_the_author_wrote(
     tmp_path: Path,
     spark: Any,

@@ -51,6 +51,10 @@ def _document(result: AuditResult, catalog: Sequence[tuple[str, str, str, str]])
                         "rules": _driver_rules(catalog),
                     }
                 },
+                # Columns count characters (code points), as Python and PyYAML count them;
+                # SARIF's other choice, UTF-16 code units, differs after a character beyond
+                # U+FFFF on the same line.
+                "columnKind": "unicodeCodePoints",
                 "results": [],
             }
         ],

@@ -255,6 +255,11 @@ def test_cdk_out_findings_point_at_the_template_line_and_name_the_construct(
         document = json.loads(report.render_sarif(result))
         paths = {r["properties"]["constructPath"] for r in document["runs"][0]["results"]}
         assert paths == {"Orders/OrdersQueue/Resource"}
+        # the people-facing reports name the construct beside the logical id
+        beside = f"{logical_id} (Orders/OrdersQueue/Resource)"
+        assert beside in report.render_markdown(result)
+        assert beside in report.render_table(result)
+        assert '<code class="path">Orders/OrdersQueue/Resource</code>' in report.render_html(result)
 
 
 def test_both_engines_write_the_same_positions(tmp_path: Path, spark: Any) -> None:
@@ -282,6 +287,8 @@ def test_code_quality_json_and_table_carry_the_line(
     assert (qr001["line"], qr001["column"]) == (queue_line, 3)
     table = report.render_table(result)
     assert f"{path}:{queue_line} " in table
+    assert f"`{path}:{queue_line}`" in report.render_markdown(result)
+    assert f"line {queue_line}</p>" in report.render_html(result)
 
 
 def test_a_file_that_cannot_be_read_has_no_region(

@@ -84,10 +84,12 @@ def where_text(finding: Finding) -> str:
 
 def resource_text(finding: Finding, physical: str = "") -> str:
     """The finding's resource, with ``physical`` (its ARN, or a shorter form of it) beside it
-    when the resource is deployed."""
-    if not physical:
+    when the resource is deployed, or else its CDK construct path when the template has one
+    (what a CDK user finds the resource by in the app's code)."""
+    beside = physical or finding.construct_path
+    if not beside:
         return finding.resource
-    return f"{finding.resource} ({physical})" if finding.resource else physical
+    return f"{finding.resource} ({beside})" if finding.resource else beside
 
 
 def rule_titles() -> dict[str, str]:

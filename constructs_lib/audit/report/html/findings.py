@@ -108,8 +108,12 @@ def _finding_item(f: Finding, fixes: Mapping[str, str], queue: str, in_file: boo
         place.append(f"Resource <code>{html.escape(f.resource)}</code>")
     if f.physical:  # a deployed resource: its ARN, whatever the finding is listed under
         place.append(f'<code class="physical">{html.escape(f.physical)}</code>')
+    elif f.construct_path:  # what a CDK user finds the resource by
+        place.append(f'<code class="path">{html.escape(f.construct_path)}</code>')
     if in_file:
         place.append(f"in <code>{html.escape(f.template)}</code>")
+    if f.line:
+        place.append(f"line {f.line}")
     if place:
         parts.append(f'<p class="where">{" ".join(place)}</p>')
     parts.append("</li>")

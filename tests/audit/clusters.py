@@ -33,6 +33,8 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.conftest import TEST_JVM_OPTIONS
+
 LOOPBACK = "127.0.0.1"
 # Generous: a 2-core CI runner starts several JVMs at once (each launcher is itself a JVM).
 START_TIMEOUT = 180.0
@@ -42,11 +44,12 @@ STOP_GRACE = 5.0
 # lost race is an early exit with a bind error, answered by a relaunch on fresh ports.
 PORT_ATTEMPTS = 3
 NO_PORT_DRIFT = "-Dspark.port.maxRetries=0"
-# C1 only and the serial collector: start-up, not peak throughput, dominates these short test
-# jobs, and on 2 cores the C2 compiler and parallel GC threads of 5+ JVMs crowd each other out
-# (measured: cluster start 10 s -> 6 s, a small job 27 s -> 15 s). Set for every JVM the fixtures
-# start, executors included (they inherit the worker's environment), and for clients using `env`.
-JAVA_TOOL_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# tests/conftest.py's JVM options (C1 only, the serial collector), set again for every JVM the
+# fixtures start, executors included (they inherit the worker's environment), and for clients
+# using `env`, whatever the caller's environment says: with 5+ JVMs on 2 cores, the C2 compiler
+# and parallel GC threads crowd each other out (measured: cluster start 10 s -> 6 s, a small job
+# 27 s -> 15 s).
+JAVA_TOOL_OPTIONS = TEST_JVM_OPTIONS
 # Client-side variables that would turn a child's classic session into a Connect one, or point
 # daemons at a Python path that sees the repository.
 _DROPPED_ENV = (

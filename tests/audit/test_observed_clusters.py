@@ -1,5 +1,6 @@
 """``queue-audit --deployed --metrics`` gives the same findings and the same metrics summary on
-the local engine, a local Spark session, the standalone cluster and Spark Connect.
+the local engine, the standalone cluster and Spark Connect. (A local Spark session reading the
+same fleet is ``test_observed_fleet.py``'s, in this process's session.)
 
 The fleet (``planted_fleet.py``) is created in the session's emulator, which the cluster's and
 the Connect server's executors reach with its settings: they list the stacks (one task per
@@ -59,13 +60,6 @@ def reference(metrics_url: str, s3_server: S3Server, tmp_path_factory: Any) -> d
 def _agrees(report: dict[str, Any], reference: dict[str, Any]) -> None:
     assert _keyed(report) == _keyed(reference)
     assert report["summary"]["metrics"] == reference["summary"]["metrics"]
-
-
-def test_a_local_session_agrees(
-    metrics_url: str, reference: dict[str, Any], s3_server: S3Server, tmp_path: Path
-) -> None:
-    env = {**os.environ, **s3_server.env}
-    _agrees(_audit(metrics_url, ["--master", "local[2]"], env, tmp_path), reference)
 
 
 def test_the_standalone_cluster_agrees(

@@ -67,20 +67,15 @@ def assert_nothing_replaced(diff: str) -> None:
 
 @pytest.fixture(scope="session")
 def solutions_python() -> str:
+    """A venv of its own for AWS Solutions Constructs (it pins its own aws-cdk-lib), installed
+    from its hash-locked file by uv (the installer ``make install`` uses), once."""
     python = SOLUTIONS_VENV / "bin" / "python"
     if not python.exists():
-        venv.create(SOLUTIONS_VENV, with_pip=True)
+        venv.create(SOLUTIONS_VENV, with_pip=False)
+        uv = Path(sys.executable).parent / "uv"
         subprocess.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--require-hashes",
-                "-r",
-                str(SOLUTIONS_LOCK),
-            ],
+            [str(uv), "pip", "sync", "--quiet", "--require-hashes", "--python", str(python)]
+            + [str(SOLUTIONS_LOCK)],
             check=True,
             timeout=900,
         )

@@ -52,7 +52,11 @@ audit: $(RUN_STAMP)
 
 ## Every gate CI runs: lint, types, all tests, and the construct tests on the lowest aws-cdk-lib. The docs site's strict build is one of the tests
 ## (tests/test_docs_site.py), so `docs` is not built a second time here.
-test: $(TEST_STAMP) lint typecheck pytest test-cdk-lowest
+## The type check (one core) and the lowest aws-cdk-lib's install (mostly disk) run beside the
+## tests, in the time their two workers leave a core free; each line of output is kept whole.
+test: $(TEST_STAMP) lint
+	$(MAKE) --no-print-directory -j3 --output-sync=line typecheck pytest $(CDK_LOWEST_STAMP)
+	$(MAKE) --no-print-directory test-cdk-lowest
 
 lint: $(TEST_STAMP)
 	ruff check .

@@ -72,13 +72,9 @@ def solutions_python() -> str:
     python = SOLUTIONS_VENV / "bin" / "python"
     if not python.exists():
         venv.create(SOLUTIONS_VENV, with_pip=False)
-        uv = Path(sys.executable).parent / "uv"
-        subprocess.run(
-            [str(uv), "pip", "sync", "--quiet", "--require-hashes", "--python", str(python)]
-            + [str(SOLUTIONS_LOCK)],
-            check=True,
-            timeout=900,
-        )
+        uv = str(Path(sys.executable).parent / "uv")
+        sync = [uv, "pip", "sync", "--quiet", "--require-hashes", "--python", str(python)]
+        subprocess.run([*sync, str(SOLUTIONS_LOCK)], check=True, timeout=900)
     return str(python)
 
 

@@ -83,30 +83,34 @@ def _shared_tmp(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Pat
     return base if worker_id == "master" else base.parent
 
 
-@pytest.fixture(scope="session")
-def example_assembly(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> SynthResult:
-    """The example app synthesized once by the pinned CDK CLI, as `make synth` does; the first
-    worker to ask synthesizes it, the others wait for it and read the same result."""
-    shared = _shared_tmp(tmp_path_factory, worker_id)
-    outdir = shared / "example-cdk-out"
-    record = shared / "example-cdk-out.json"
+def _synthesized_once(outdir: Path, command: list[str], env: dict[str, str]) -> SynthResult:
+    """``command`` (a synth writing to ``outdir``) run by the first worker that asks; the others
+    wait on the lock and read the same result, recorded beside ``outdir``."""
+    record = outdir.with_name(outdir.name + ".json")
     with FileLock(str(record) + ".lock"):
         if not record.exists():
             completed = subprocess.run(
-                ["cdk", "synth", "--quiet", "--output", str(outdir)],
+                command,
                 cwd=REPO_ROOT,
+                env=env,
                 capture_output=True,
                 text=True,
                 timeout=1800,  # a hang guard only: a loaded 2-core machine can take minutes
                 check=False,
             )
-            result = {
-                "returncode": completed.returncode,
-                "output": completed.stdout + completed.stderr,
-            }
-            record.write_text(json.dumps(result))
+            output = completed.stdout + completed.stderr
+            record.write_text(json.dumps({"returncode": completed.returncode, "output": output}))
         saved = json.loads(record.read_text())
     return SynthResult(outdir, saved["returncode"], saved["output"])
+
+
+@pytest.fixture(scope="session")
+def example_assembly(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> SynthResult:
+    """The example app synthesized once by the pinned CDK CLI, as `make synth` does."""
+    outdir = _shared_tmp(tmp_path_factory, worker_id) / "example-cdk-out"
+    return _synthesized_once(
+        outdir, ["cdk", "synth", "--quiet", "--output", str(outdir)], {**os.environ}
+    )
 
 
 DOCS_EXAMPLES = REPO_ROOT / "docs" / "examples"
@@ -117,30 +121,15 @@ def docs_example(
     tmp_path_factory: pytest.TempPathFactory, worker_id: str
 ) -> Callable[[str], SynthResult]:
     """``docs_example("kms_app")``: docs/examples/kms_app.py run once as a user runs it (``python
-    app.py`` with ``CDK_OUTDIR``), whichever test and worker asks first; the others read the same
-    cloud assembly, which they must not change."""
+    app.py`` with ``CDK_OUTDIR``); every test reads the same cloud assembly, which it must not
+    change."""
     shared = _shared_tmp(tmp_path_factory, worker_id) / "docs-examples"
     shared.mkdir(exist_ok=True)
 
     def synthesized(name: str) -> SynthResult:
-        outdir, record = shared / name, shared / f"{name}.json"
-        with FileLock(str(record) + ".lock"):
-            if not record.exists():
-                completed = subprocess.run(
-                    [sys.executable, str(DOCS_EXAMPLES / f"{name}.py")],
-                    cwd=REPO_ROOT,
-                    env={**os.environ, "CDK_OUTDIR": str(outdir)},
-                    capture_output=True,
-                    text=True,
-                    timeout=600,  # a hang guard only
-                    check=False,
-                )
-                output = completed.stdout + completed.stderr
-                record.write_text(
-                    json.dumps({"returncode": completed.returncode, "output": output})
-                )
-            saved = json.loads(record.read_text())
-        return SynthResult(outdir, saved["returncode"], saved["output"])
+        outdir = shared / name
+        command = [sys.executable, str(DOCS_EXAMPLES / f"{name}.py")]
+        return _synthesized_once(outdir, command, {**os.environ, "CDK_OUTDIR": str(outdir)})
 
     return synthesized
 

@@ -45,7 +45,10 @@ sys.path.insert(0, str(HERE))
 
 import generate_templates as generator  # noqa: E402
 
-from constructs_lib.audit import acceptance, baseline, engine, rules  # noqa: E402
+from constructs_lib.audit import rules  # noqa: E402
+from constructs_lib.audit.accept import apply as acceptance  # noqa: E402
+from constructs_lib.audit.accept import baseline  # noqa: E402
+from constructs_lib.audit.engines import local as engine  # noqa: E402
 from constructs_lib.audit.inputs import discovery  # noqa: E402
 from constructs_lib.audit.model import Finding  # noqa: E402
 
@@ -88,7 +91,7 @@ def audit_local(files: list[tuple[str, str]], listed: list[str], baseline_file: 
 def audit_spark(
     spark: Any, files: list[tuple[str, str]], listed: list[str], baseline_file: str | None
 ) -> Any:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     accepts = acceptance.load(listed, baseline_file)
     return job.run(spark, files, acceptance=accepts, gather=True)
@@ -211,7 +214,7 @@ def spark_bench(
     local_both: Any,
     runs: int,
 ) -> None:
-    from constructs_lib.audit.spark.session import create_session
+    from constructs_lib.audit.engines.spark.session import create_session
 
     spark = create_session("local[2]")
     try:

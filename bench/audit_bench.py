@@ -264,15 +264,16 @@ def child(
     engine_name: str, corpus: Path, master: str | None, remote: str | None, report_path: str
 ) -> None:
     started = time.perf_counter()
-    from constructs_lib.audit import engine, report
+    from constructs_lib.audit import report
+    from constructs_lib.audit.engines import local as engine
     from constructs_lib.audit.inputs import discovery
 
     files = discovery.discover([str(corpus / generator.TEMPLATES_DIR)])
     imported = time.perf_counter()
     spark = None
     if engine_name not in LOCAL_WORKERS:
-        from constructs_lib.audit.spark import job
-        from constructs_lib.audit.spark.session import create_session
+        from constructs_lib.audit.engines.spark import job
+        from constructs_lib.audit.engines.spark.session import create_session
 
         spark = create_session(master=None if remote else master, remote=remote)
         session = time.perf_counter()

@@ -36,7 +36,8 @@ sys.path.insert(0, str(HERE))
 
 import generate_templates as generator  # noqa: E402
 
-from constructs_lib.audit import engine, report  # noqa: E402
+from constructs_lib.audit import report  # noqa: E402
+from constructs_lib.audit.engines import local as engine  # noqa: E402
 from constructs_lib.audit.inputs import discovery  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

@@ -113,8 +113,8 @@ def _jvm_heap_peak(spark: Any) -> int:
 def _spark(path: Path, days: int) -> dict[str, Any]:
     from pyspark.sql import SparkSession
 
+    from constructs_lib.audit.engines.spark import metrics
     from constructs_lib.audit.metrics import stream
-    from constructs_lib.audit.spark import metrics
 
     started = time.monotonic()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

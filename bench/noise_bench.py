@@ -18,8 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from constructs_lib.audit import engine, graph, isolation, model, nesting, profiles, rules
+from constructs_lib.audit import model, rules
+from constructs_lib.audit.accept import profiles
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
+from constructs_lib.audit.parse import isolation
+from constructs_lib.audit.resolve import graph, nesting
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "audit" / "corpus_real_shapes"
 NOT_TEMPLATES = {"expected.json", "parameters.json"}

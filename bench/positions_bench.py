@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from constructs_lib.audit import parsing, templates
+from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse import pipeline as templates
 
 HERE = Path(__file__).parent
 

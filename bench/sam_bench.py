@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from constructs_lib.audit import templates
-from constructs_lib.audit.dialects import sam
-from constructs_lib.audit.parsing import load_document
+from constructs_lib.audit.parse import pipeline as templates
+from constructs_lib.audit.parse.dialects import sam
+from constructs_lib.audit.parse.documents import load_document
 
 SAM_TEMPLATE = """\
 AWSTemplateFormatVersion: '2010-09-09'

@@ -19,7 +19,7 @@ from aws_cdk import CfnResource
 from constructs import IConstruct
 
 from constructs_lib.errors import ParameterTypeError, Problem
-from constructs_lib.queue_pair import QueuePair
+from constructs_lib.queue.pair import QueuePair
 
 # CloudFormation: a logical id is alphanumeric (A-Za-z0-9) and unique within the template
 # (Resources section, "Logical ID"); 255 characters at most (CloudFormation quotas).

@@ -41,12 +41,15 @@ from aws_cdk import (
     PolicyViolationBeta1,
 )
 
-from constructs_lib import prop_tables
-from constructs_lib.audit import acceptance, engine, profiles, rules
+from constructs_lib.audit import rules
+from constructs_lib.audit.accept import apply as acceptance
+from constructs_lib.audit.accept import profiles
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import template_names
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
 from constructs_lib.errors import ConfigurationError
-from constructs_lib.suppression_terms import PLUGIN_NAME
+from constructs_lib.params import prop_tables
+from constructs_lib.policy.suppression_terms import PLUGIN_NAME
 
 PLUGIN_VERSION = "0.1.0"
 

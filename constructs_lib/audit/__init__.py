@@ -2,7 +2,7 @@
 (``engine.py``), and a Spark engine (``spark/``, imported only when used) that applies the same
 rules across thousands of templates and across stacks."""
 
-from constructs_lib.audit.engine import audit_files, audit_paths
+from constructs_lib.audit.engines.local import audit_files, audit_paths
 from constructs_lib.audit.model import AuditResult, Finding, QueueContext
 from constructs_lib.audit.rules import CATALOG, Rule, evaluate
 

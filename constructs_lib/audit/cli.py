@@ -10,15 +10,9 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from constructs_lib.audit import (
-    acceptance,
-    baseline,
-    observations,
-    optional,
-    parameters,
-    report,
-    suppressions,
-)
+from constructs_lib.audit import optional, report
+from constructs_lib.audit.accept import apply as acceptance
+from constructs_lib.audit.accept import baseline, suppressions
 from constructs_lib.audit.cli_options import (
     auto_spark_files,
     build_parser,
@@ -27,7 +21,9 @@ from constructs_lib.audit.cli_options import (
     metrics_from,
 )
 from constructs_lib.audit.inputs import deployed, discovery, objects
+from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.metrics import request as metrics_request
+from constructs_lib.audit.parse import parameters
 from constructs_lib.audit.report.words import plural
 
 if TYPE_CHECKING:
@@ -267,7 +263,8 @@ def _audit(
     to aggregate (``metrics.aggregate``, ``spark.metrics``) and join to the queues."""
     limits = limits_from(args)
     if choose_engine(args, len(files)) == "local":
-        from constructs_lib.audit import engine, outputs
+        from constructs_lib.audit.engines import local as engine
+        from constructs_lib.audit.report import datasets as outputs
 
         observed = None
         if metrics is not None:
@@ -290,7 +287,7 @@ def _audit(
         return
     SparkSession = optional.require("pyspark.sql", "the Spark engine").SparkSession
 
-    from constructs_lib.audit.spark import job, session, streaming
+    from constructs_lib.audit.engines.spark import job, session, streaming
 
     # Inside a program that already runs Spark (a notebook, a test), reuse its session and
     # leave it running; otherwise this command owns the session and stops it.
@@ -299,7 +296,7 @@ def _audit(
     try:
         observed = None
         if metrics is not None:
-            from constructs_lib.audit.spark import metrics as spark_metrics
+            from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
             read = spark_metrics.read_and_aggregate(spark, metrics.location, metrics.window_days)
             observed = _observed(args, read)

@@ -8,7 +8,8 @@ import argparse
 import os
 from typing import Any
 
-from constructs_lib.audit import profiles, report, safety
+from constructs_lib.audit import report, safety
+from constructs_lib.audit.accept import profiles
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.metrics import request as metrics_request
 

@@ -40,7 +40,7 @@ FIX = "set VisibilityTimeout to at least 60 s, or shorten the function timeout"
 def findings_frame(spark: Any, count: int) -> Any:
     from pyspark.sql import functions as F
 
-    from constructs_lib.audit.spark import schemas
+    from constructs_lib.audit.engines.spark import schemas
 
     x = (F.col("id") * F.lit(STRIDE)) % F.lit(count)
     template_number = (x / FINDINGS_PER_TEMPLATE).cast("long")
@@ -96,8 +96,8 @@ def main(count: int) -> dict[str, Any]:
     from pyspark import StorageLevel
 
     from constructs_lib.audit import report
+    from constructs_lib.audit.engines.spark import session, streaming
     from constructs_lib.audit.model import AuditResult
-    from constructs_lib.audit.spark import session, streaming
 
     started = time.perf_counter()
     spark = session.create_session("local[2]")

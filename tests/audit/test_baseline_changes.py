@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import baseline
+from constructs_lib.audit.accept import baseline
 from tests.audit.conftest import Template, healthy, props, write
 from tests.audit.test_suppressions import audit, engine, usage_error
 

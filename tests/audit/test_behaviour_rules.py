@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from constructs_lib import limits
-from constructs_lib.audit import engine, model
+from constructs_lib.audit import model
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.model import (
     ALARM,
     EVENT_SOURCE_MAPPING,

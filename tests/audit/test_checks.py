@@ -151,7 +151,7 @@ def test_fails_unknown_fail_on() -> None:
 
 @pytest.mark.spark
 def test_spark_job_agrees_with_plugin(raw_app: Synth, spark: Any) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     result = job.run(spark, discovery.discover([str(raw_app.outdir)]))
     assert result.findings == raw_app.plugin.findings
@@ -228,7 +228,7 @@ def test_cdk_acknowledgment_uses_the_stable_rule_id(tmp_path: Path) -> None:
 def test_acknowledgment_written_by_cdk_nag_is_honoured_by_the_fleet_audit(tmp_path: Path) -> None:
     import cdk_nag
 
-    from constructs_lib.audit import engine
+    from constructs_lib.audit.engines import local as engine
 
     def acknowledge(app: App, queue: sqs.Queue) -> None:
         # On the stack: cdk-nag's aspect copies it to every resource below.

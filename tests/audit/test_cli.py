@@ -154,7 +154,7 @@ def test_fails_local_engine_with_a_spark_master(capsys: pytest.CaptureFixture[st
     ],
 )
 def test_local_cores(master: str, cores: int) -> None:
-    from constructs_lib.audit.spark import session
+    from constructs_lib.audit.engines.spark import session
 
     assert session._local_cores(master) == cores
 

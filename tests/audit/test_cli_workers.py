@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import cli, cli_options, isolation
+from constructs_lib.audit import cli, cli_options
 from constructs_lib.audit.inputs import discovery
+from constructs_lib.audit.parse import isolation
 from tests.audit.conftest import healthy, write
 
 CORPUS = Path(__file__).resolve().parent / "corpus_real_shapes"

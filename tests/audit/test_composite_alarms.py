@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import alarm_rules, engine
-from constructs_lib.audit.dialects import composite_alarms
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
+from constructs_lib.audit.parse import alarm_expressions as alarm_rules
+from constructs_lib.audit.parse.dialects import composite_alarms
 from tests.audit.conftest import ALARM_TOPIC_ARN, Template, healthy, props, write
 
 ALARMS = ("InFlight", "DlqDepth", "SourceAge", "DlqAge")
@@ -406,7 +407,7 @@ def write_fleet(folder: Path) -> None:
 
 @pytest.mark.spark
 def test_spark_job_agrees(tmp_path: Path, spark: Any) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
     from tests.audit import test_retry_backoff
 
     write_fleet(tmp_path / "composites")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine, rules
+from constructs_lib.audit import rules
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.rules import behaviour, describe_rules
@@ -81,7 +82,7 @@ def test_corpus_covers_every_rule(corpus: tuple[Path, set[Triple]]) -> None:
 
 @pytest.mark.spark
 def test_spark_recall_and_precision_per_rule(spark: Any, corpus: tuple[Path, set[Triple]]) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     root, expected = corpus
     result = job.run(spark, discovery.discover([str(root)]))

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from tests.audit.test_corpus import _generator
@@ -125,7 +125,7 @@ def test_the_local_engine_finds_the_ground_truth(fleet: Any) -> None:
 
 @pytest.mark.spark
 def test_spark_finds_what_the_local_engine_finds(spark: Any, fleet: Any) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     _, root, expected, _, local = fleet
     result = job.run(spark, discovery.discover([str(root)]))

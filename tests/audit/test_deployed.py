@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine, model
+from constructs_lib.audit import model
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import deployed
 from constructs_lib.audit.inputs.deployed import Target
 from tests.audit.conftest import healthy
@@ -384,7 +385,7 @@ def test_the_command_line_audits_the_deployed_fleet(fleet: Fleet, tmp_path: Path
 
 
 def test_spark_finds_what_the_local_engine_finds(as_auditor: Fleet, spark: Any) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     chosen = [*FLEET, Target(LOCKED_ROLE, EAST)]
     local = _audit(*chosen)

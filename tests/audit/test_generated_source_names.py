@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.model import Finding
 from tests.audit.conftest import Template, healthy, props, write
 

@@ -22,9 +22,13 @@ from typing import Any
 import psutil
 import pytest
 
-from constructs_lib.audit import cli, engine, isolation, parsing, templates
+from constructs_lib.audit import cli
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery, reading
 from constructs_lib.audit.model import AuditResult
+from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse import isolation
+from constructs_lib.audit.parse import pipeline as templates
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits, parse_size
 from tests.audit import hostile
 from tests.audit.cases import CASES
@@ -281,7 +285,7 @@ def test_memory_cap_turns_an_explosion_into_one_file(unguarded: Path) -> None:
 
 @pytest.mark.spark
 def test_parser_crash_and_explosion_cost_one_file_each_spark(spark: Any, unguarded: Path) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     limits = ReadLimits(
         max_depth=10**6, max_yaml_nodes=10**12, parse_timeout_s=120, max_parse_memory_bytes=2**28
@@ -332,7 +336,7 @@ def test_growing_files_stop_at_the_cap_local(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_growing_files_stop_at_the_cap_spark(spark: Any, tmp_path: Path) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     name = hostile.stat_lies(tmp_path)  # size 0 when checked, tens of KiB when read
     write(tmp_path, "ok.template.json", json.dumps(healthy("ok")))  # under 4 KiB

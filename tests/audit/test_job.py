@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report import summarize
@@ -49,7 +49,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spark_result(spark: Any, corpus: Path) -> AuditResult:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     return job.run(spark, discovery.discover([str(corpus)]))
 
@@ -117,7 +117,7 @@ def test_spark_counts_reconcile(spark_result: AuditResult, corpus: Path) -> None
 def test_output_dataset_holds_every_finding_once_per_run(
     spark: Any, corpus: Path, tmp_path: Path
 ) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     target = tmp_path / "history"
     files = discovery.discover([str(corpus / "cases")])

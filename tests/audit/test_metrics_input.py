@@ -292,7 +292,7 @@ def test_a_decompression_bomb_is_not_read() -> None:
 
 @pytest.mark.spark
 def test_spark_gives_the_local_figures(spark: Any, tmp_path: Path) -> None:
-    from constructs_lib.audit.spark import metrics as spark_metrics
+    from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
     points = _corpus_points(days=4)
     write_stream(tmp_path, points)
@@ -309,7 +309,7 @@ def test_spark_gives_the_local_figures(spark: Any, tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_spark_without_objects_has_no_figures(spark: Any, tmp_path: Path) -> None:
-    from constructs_lib.audit.spark import metrics as spark_metrics
+    from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
     result = spark_metrics.read_and_aggregate(spark, str(tmp_path), 14)
     assert result == aggregate.read_and_aggregate(str(tmp_path), 14)
@@ -342,7 +342,7 @@ def test_s3_input_is_read_as_a_folder(s3_server: S3Server, s3_env: None, tmp_pat
 def test_spark_reads_s3_on_the_executors(
     spark: Any, s3_server: S3Server, s3_env: None, tmp_path: Path
 ) -> None:
-    from constructs_lib.audit.spark import metrics as spark_metrics
+    from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
     points = _corpus_points(days=1)
     write_stream(tmp_path, points)

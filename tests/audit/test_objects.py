@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery, objects
 from constructs_lib.audit.inputs.reading import SkippedFile
 from constructs_lib.audit.safety import ReadLimits

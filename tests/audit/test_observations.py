@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from constructs_lib.audit import model, observations, report
+from constructs_lib.audit import model, report
+from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.model import AuditResult, CoverageRow, ResourceRow, SeriesRow
 
 ACCOUNT, REGION = "111122223333", "eu-west-1"

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine, model
+from constructs_lib.audit import model
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import deployed
 from tests.audit.moto_accounts import (
     CALLER,
@@ -92,7 +93,7 @@ def _local(metrics_url: str) -> model.AuditResult:
 
 
 def observed_metrics(read: Any) -> Any:
-    from constructs_lib.audit import observations
+    from constructs_lib.audit.metrics import observations
 
     return observations.Metrics.of(read.series, read.coverage)
 
@@ -138,8 +139,8 @@ def test_the_summary_counts_queues_with_and_without_metrics(observed: str) -> No
 def test_spark_finds_what_the_local_engine_finds(
     observed: str, spark: Any, fleet: tuple[Fleet, str]
 ) -> None:
-    from constructs_lib.audit.spark import job
-    from constructs_lib.audit.spark import metrics as spark_metrics
+    from constructs_lib.audit.engines.spark import job
+    from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
     environment = spark.sparkContext.environment
     saved = dict(environment)

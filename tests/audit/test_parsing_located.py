@@ -17,7 +17,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.audit import model, parsing, positions
+from constructs_lib.audit import model
+from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse import positions
 
 ROOT = Path(__file__).parents[2]
 # Limits far above anything below: these tests are about syntax, test_hostile.py about depth.

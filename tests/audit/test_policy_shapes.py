@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.model import Finding
 from tests.audit.conftest import Template, write
 
@@ -850,7 +850,7 @@ def test_fleet_local_engine(fleet: list[tuple[str, str]]) -> None:
 
 @pytest.mark.spark
 def test_fleet_spark_job_agrees(spark: Any, fleet: list[tuple[str, str]]) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     spark_findings = list(job.run(spark, fleet).findings)
     assert _verdicts(spark_findings) == EXPECTED

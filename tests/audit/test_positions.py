@@ -12,10 +12,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from constructs_lib.audit import baseline, engine, report
+from constructs_lib.audit import report
+from constructs_lib.audit.accept import baseline
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
-from constructs_lib.audit.parsing import load_located
+from constructs_lib.audit.parse.documents import load_located
 from tests.audit.test_report import _assert_valid_sarif, sarif_validator  # noqa: F401 (fixture)
 
 # A queue without a dead-letter queue (QR001 on the queue), encryption turned off (QR012, about
@@ -114,7 +116,7 @@ def as_json(yaml_text: str) -> str:
 
 
 def audit_both(paths: list[Path], spark: Any) -> list[AuditResult]:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     files = discovery.discover([str(p) for p in paths])
     return [engine.audit_files(files, workers=1), job.run(spark, files)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from constructs_lib import limits
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from tests.audit.conftest import healthy, props, variant, write
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 
@@ -148,7 +148,7 @@ def test_engine_recall_and_precision_per_rule(local_findings: list[Finding]) -> 
 def test_spark_recall_and_precision_per_rule(
     spark: Any, corpus_files: list[tuple[str, str]]
 ) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
     _check("spark", result.findings)
@@ -158,7 +158,7 @@ def test_spark_recall_and_precision_per_rule(
 def test_spark_and_engine_find_the_same(
     spark: Any, corpus_files: list[tuple[str, str]], local_findings: list[Finding]
 ) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
     assert sorted(result.findings, key=Finding.sort_key) == sorted(

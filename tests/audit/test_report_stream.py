@@ -64,7 +64,7 @@ def test_a_million_findings_stream_in_report_order_on_a_default_session() -> Non
     ],
 )
 def test_report_partitions_hold_at_most_16_mib_of_findings(size: int, partitions: int) -> None:
-    from constructs_lib.audit.spark import streaming
+    from constructs_lib.audit.engines.spark import streaming
 
     assert streaming.REPORT_PARTITION_BYTES == 16 * 2**20
     assert streaming.report_partitions(size) == partitions
@@ -88,7 +88,7 @@ def _findings(count: int, seed: int) -> list[Finding]:
 
 
 def _frame(spark: Any, findings: list[Finding]) -> Any:
-    from constructs_lib.audit.spark import schemas
+    from constructs_lib.audit.engines.spark import schemas
 
     rows = [tuple(f.as_dict().values()) for f in findings]
     return spark.createDataFrame(rows, schemas.FINDING_SCHEMA)
@@ -99,7 +99,7 @@ def test_a_view_over_many_partitions_reads_in_report_order_every_pass(
 ) -> None:
     from pyspark.sql import functions as F
 
-    from constructs_lib.audit.spark import streaming
+    from constructs_lib.audit.engines.spark import streaming
 
     # GIVEN findings in random order and partitions of at most 4 KiB: dozens of ranges
     findings = _findings(400, seed=3)
@@ -125,7 +125,7 @@ def test_a_view_over_many_partitions_reads_in_report_order_every_pass(
 
 
 def test_measure_counts_findings_and_their_utf8_bytes(spark: Any) -> None:
-    from constructs_lib.audit.spark import streaming
+    from constructs_lib.audit.engines.spark import streaming
 
     findings = [
         Finding("QR001", "error", "t.json", "s", "Q", "Q", "m", "f"),
@@ -139,6 +139,6 @@ def test_measure_counts_findings_and_their_utf8_bytes(spark: Any) -> None:
 
 
 def test_measure_of_no_findings_is_zero(spark: Any) -> None:
-    from constructs_lib.audit.spark import streaming
+    from constructs_lib.audit.engines.spark import streaming
 
     assert streaming.measure(_frame(spark, [])) == (0, 0)

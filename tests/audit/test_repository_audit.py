@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.audit import cli
-from constructs_lib.audit import engine as local_engine
+from constructs_lib.audit.engines import local as local_engine
 from tests.audit.conftest import healthy, props, write
 from tests.audit.test_suppressions import ENGINES, audit, run
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from constructs_lib import backoff
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.model import AuditResult
 from tests.audit.conftest import Template, healthy, props, write
 

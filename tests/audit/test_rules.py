@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.rules import CATALOG, behaviour, describe_rules
 from tests.audit.cases import CASES, Case, write_case

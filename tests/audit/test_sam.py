@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
-from constructs_lib.audit.dialects import sam
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult, Finding
+from constructs_lib.audit.parse.dialects import sam
 from tests.audit.conftest import ALARM_TOPIC_ARN, healthy, props, write
 
 ACCOUNT_ARN = "arn:aws:sqs:us-east-1:123456789012"
@@ -385,7 +385,7 @@ def local_result(corpus: Path) -> AuditResult:
 
 @pytest.fixture(scope="module")
 def spark_result(spark: Any, corpus: Path) -> AuditResult:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     return job.run(spark, discovery.discover([str(corpus)]), quiet=True)
 
@@ -468,7 +468,7 @@ Resources:
 
 
 def _load(text: str) -> dict[str, Any]:
-    from constructs_lib.audit.parsing import load_document
+    from constructs_lib.audit.parse.documents import load_document
 
     return load_document("t.yaml", text.encode())
 

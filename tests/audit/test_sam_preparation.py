@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import engine, parsing, rules
-from constructs_lib.audit.dialects import sam
+from constructs_lib.audit import rules
+from constructs_lib.audit.engines import local as engine
+from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse.dialects import sam
 from tests.audit.conftest import write
 from tests.audit.test_sam import ORDERS, sam_pipeline
 

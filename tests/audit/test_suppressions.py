@@ -488,7 +488,7 @@ def test_the_documented_cdk_route_accepts_the_finding_in_construct_plugin_and_au
     docs_example: Callable[[str], SynthResult],
 ) -> None:
     """docs/examples/suppressions_app.py, as a user runs it: one acknowledgment, three places."""
-    from constructs_lib.audit import engine
+    from constructs_lib.audit.engines import local as engine
 
     synthesized = docs_example("suppressions_app")
     assert synthesized.returncode == 0, synthesized.output  # the plugin (fail_on warning) passed

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
 from tests.audit.conftest import Template, _alarm, healthy, props, write
@@ -383,7 +383,7 @@ def test_producer_in_another_stack_reaches_the_queue(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
-    from constructs_lib.audit.spark import job
+    from constructs_lib.audit.engines.spark import job
 
     write(tmp_path, "params.template.json", _with_visibility_parameter({"Default": 45}))
     write(tmp_path, "cond-no.template.json", _conditional_dlq("no"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.report import summarize
@@ -311,9 +311,9 @@ def test_templates_import_without_yaml_or_spark() -> None:
 
     code = (
         "import sys; sys.modules['yaml'] = None; sys.modules['pyspark'] = None\n"
-        "import constructs_lib.audit.templates, constructs_lib.audit.inputs.discovery, "
-        "constructs_lib.audit.dialects.cloudformation, constructs_lib.audit.rules, "
-        "constructs_lib.audit.model, constructs_lib.audit.engine\n"
+        "import constructs_lib.audit.parse.pipeline, constructs_lib.audit.inputs.discovery, "
+        "constructs_lib.audit.parse.dialects.cloudformation, constructs_lib.audit.rules, "
+        "constructs_lib.audit.model, constructs_lib.audit.engines.local\n"
         "print('ok')"
     )
     completed = subprocess.run(

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from constructs_lib.audit import engine, model, templates
-from constructs_lib.audit.judging import template_findings
-from constructs_lib.audit.within_template import NAMES, OWNS, judge
+from constructs_lib.audit import model
+from constructs_lib.audit.engines import local as engine
+from constructs_lib.audit.engines.judging import template_findings
+from constructs_lib.audit.parse import pipeline as templates
+from constructs_lib.audit.resolve.within_template import NAMES, OWNS, judge
 from tests.audit.conftest import healthy, props
 
 FILE = "fleet/app.template.json"

@@ -18,16 +18,16 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Capture, Match, Template
 
 from constructs_lib import ResilientQueue
-from constructs_lib.alarm_tiers import (
-    COMPOSITE_ALARM_MAX_MEMBERS,
-    COMPOSITE_ALARM_RULE_MAX_LENGTH,
-    composite_rule_problems,
-)
-from constructs_lib.alarms import AlarmSpec, Tier, create_alarm
-from constructs_lib.queue_alarms import (
+from constructs_lib.alarms.alarm import AlarmSpec, Tier, create_alarm
+from constructs_lib.alarms.factory import (
     EVERY_MESSAGE_FAILED_EXPRESSION,
     EVERY_MESSAGE_FAILED_MINUTES,
     EVERY_MESSAGE_FAILED_PERCENT,
+)
+from constructs_lib.alarms.tiers import (
+    COMPOSITE_ALARM_MAX_MEMBERS,
+    COMPOSITE_ALARM_RULE_MAX_LENGTH,
+    composite_rule_problems,
 )
 from tests.constructs.conftest import FunctionFactory, resources_of_type, warnings_matching
 from tests.constructs.nag import PACKS, synth_with_packs

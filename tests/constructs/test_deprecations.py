@@ -11,8 +11,8 @@ import pytest
 from aws_cdk.assertions import Annotations, Match
 from constructs import Construct
 
-from constructs_lib import deprecations
-from constructs_lib.deprecations import Deprecation
+from constructs_lib.synth import deprecations
+from constructs_lib.synth.deprecations import Deprecation
 
 RENAMED_LIMIT = Deprecation(
     key="gadget-limit",

@@ -18,7 +18,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match, Template
 
 from constructs_lib import ConfigurationError, ResilientQueue
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from tests.constructs.conftest import (
     FunctionFactory,
     queue_properties,

@@ -21,10 +21,11 @@ import pytest
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 
-from constructs_lib import ConfigurationError, ResilientQueue, RetryBackoff, prop_tables
+from constructs_lib import ConfigurationError, ResilientQueue, RetryBackoff
 from constructs_lib.checks import QueueResilienceChecks
-from constructs_lib.kinds import Choice, Flag, Kind, Number, Pair, Seconds, Whole
-from constructs_lib.param_table import Param, Table
+from constructs_lib.params import prop_tables
+from constructs_lib.params.kinds import Choice, Flag, Kind, Number, Pair, Seconds, Whole
+from constructs_lib.params.table import Param, Table
 
 # The kinds of a plain value, whose examples a fix can write out; the other kinds (constructs,
 # jsii interfaces and enums) are named by their type, and tested in test_parameter_types.

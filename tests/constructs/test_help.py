@@ -10,7 +10,9 @@ import re
 
 import pytest
 
-from constructs_lib import ResilientQueue, param_table, prop_tables
+from constructs_lib import ResilientQueue
+from constructs_lib.params import prop_tables
+from constructs_lib.params import table as param_table
 
 HELP = pydoc.render_doc(ResilientQueue, renderer=pydoc.plaintext)
 CDK_INIT_DOC = "Creates a new construct node."

@@ -20,14 +20,9 @@ from aws_cdk import aws_sns as sns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib import (
-    ConfigurationError,
-    ParameterTypeError,
-    ResilientQueue,
-    RetryBackoff,
-    prop_tables,
-)
+from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, RetryBackoff
 from constructs_lib.checks import QueueResilienceChecks
+from constructs_lib.params import prop_tables
 
 # Kinds of value a caller may pass by mistake. "construct" is a construct of a type no
 # parameter asks for (an SNS topic); "list" holds numbers, which no list parameter takes.

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from constructs_lib import ResilientQueue, RetryBackoff, limits, prop_tables
+from constructs_lib import ResilientQueue, RetryBackoff, limits
 from constructs_lib.checks import QueueResilienceChecks
+from constructs_lib.params import prop_tables
 from tests.conftest import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text()

@@ -29,12 +29,12 @@ from constructs_lib import (
     ResilientQueue,
     RetryBackoff,
     backoff,
-    consumer_backoff,
     limits,
-    prop_tables,
 )
 from constructs_lib.checks import QueueResilienceChecks
-from constructs_lib.consumer_backoff import LAYER_ID, RUNTIME_FILES
+from constructs_lib.consumer import backoff_layer as consumer_backoff
+from constructs_lib.consumer.backoff_layer import LAYER_ID, RUNTIME_FILES
+from constructs_lib.params import prop_tables
 from tests.conftest import REPO_ROOT
 from tests.constructs.conftest import FunctionFactory, resources_of_type, warnings_matching
 from tests.constructs.test_consumer import consumer_statements

@@ -16,7 +16,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Annotations, Match
 
 from constructs_lib import ResilientQueue
-from constructs_lib.audit import engine
+from constructs_lib.audit.engines import local as engine
 from tests.constructs.conftest import FunctionFactory, warnings_matching
 
 REASON = "Alarms are read on the team's wall dashboard."

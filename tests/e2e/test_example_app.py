@@ -23,7 +23,7 @@ from typing import Any
 import botocore.exceptions
 import pytest
 
-from constructs_lib import policy
+from constructs_lib.policy import decisions as policy
 
 from ..conftest import SynthResult
 from .deployment import kms_key_arn, resolve

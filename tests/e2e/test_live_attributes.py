@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib import policy
+from constructs_lib.policy import decisions as policy
 
 from .app_spec import QUEUES, QueueSpec
 from .deployment import Deployment, LiveQueue, kms_key_arn, resolve

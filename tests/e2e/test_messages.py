@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib import policy
+from constructs_lib.policy import decisions as policy
 
 from .app_spec import EVENTS, LEDGER, ORDERS, QUEUES, QueueSpec
 from .deployment import Deployment

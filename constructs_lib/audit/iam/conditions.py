@@ -17,7 +17,7 @@ from constructs_lib.audit.iam.statements import (
     is_local_ref,
     is_unknown,
 )
-from constructs_lib.audit.intrinsics import UNKNOWN_PIECE, describe
+from constructs_lib.audit.parse.intrinsics import UNKNOWN_PIECE, describe
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from constructs_lib.audit.intrinsics import UNKNOWN_PIECE, describe
+from constructs_lib.audit.parse.intrinsics import UNKNOWN_PIECE, describe
 
 # Actions a queue policy can grant on a queue (Service Authorization Reference, Amazon SQS,
 # resource type "queue"). The batch APIs (SendMessageBatch, ...) are authorized as these.

@@ -19,7 +19,7 @@ from constructs_lib.audit.iam.statements import (
     queue_actions,
     statements,
 )
-from constructs_lib.audit.intrinsics import describe
+from constructs_lib.audit.parse.intrinsics import describe
 
 SECURE_TRANSPORT_KEY = "aws:securetransport"
 

@@ -23,12 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from constructs_lib.audit import model, optional, parameters, parsing, rules, templates
-from constructs_lib.audit.dialects.cdk_assembly import ASSET_PATH_METADATA
+from constructs_lib.audit import model, optional, rules
 from constructs_lib.audit.inputs import stacks
 from constructs_lib.audit.inputs.stacks import DeployedStack, StackReadError, TargetError
 from constructs_lib.audit.model import KeyRow, NoteRow, ParsedTemplate
-from constructs_lib.audit.parameters import Overrides
+from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse import parameters
+from constructs_lib.audit.parse import pipeline as templates
+from constructs_lib.audit.parse.dialects.cdk_assembly import ASSET_PATH_METADATA
+from constructs_lib.audit.parse.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 # An IAM role ARN (IAM User Guide, "IAM identifiers": role names and paths use letters, digits

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from constructs_lib.audit.dialects import cdk_assembly
 from constructs_lib.audit.inputs import objects, template_names
+from constructs_lib.audit.parse.dialects import cdk_assembly
 
 
 def discover(paths: Iterable[str]) -> list[tuple[str, str]]:

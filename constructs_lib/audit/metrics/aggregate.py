@@ -16,11 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from constructs_lib.audit.metrics import stream
-from constructs_lib.audit.metrics.decode import (
-    DEFAULT_STREAM_LIMITS,
-    SQS,
-    StreamLimits,
-)
+from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, StreamLimits
 from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
 

@@ -9,8 +9,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from constructs_lib.audit import profiles, rules, templates
+from constructs_lib.audit import rules
+from constructs_lib.audit.accept import profiles
 from constructs_lib.audit.model import SEVERITY_RANK, AuditResult, Finding
+from constructs_lib.audit.parse import pipeline as templates
 from constructs_lib.audit.report import fleet
 from constructs_lib.audit.report.words import plural
 

@@ -26,13 +26,7 @@ from constructs_lib.audit.report.human import (
     with_state,
     worst_title,
 )
-from constructs_lib.audit.report.summary import (
-    DEFAULT_GATE,
-    Gate,
-    listed,
-    more_findings,
-    summarize,
-)
+from constructs_lib.audit.report.summary import DEFAULT_GATE, Gate, listed, more_findings, summarize
 
 
 def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from constructs_lib.audit import suppressions
+from constructs_lib.audit.accept import suppressions
 from constructs_lib.audit.model import (
     PARAMETER_SOURCES,
     PHYSICAL,

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from constructs_lib import limits, policy
-from constructs_lib.audit.intrinsics import describe, is_unresolved
+from constructs_lib import limits
 from constructs_lib.audit.model import QueueContext, Resource
+from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
+from constructs_lib.audit.rules.backoff import backoff_outcomes
 from constructs_lib.audit.rules.context import lambda_consumers
 from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.rules.properties import (
@@ -21,8 +22,8 @@ from constructs_lib.audit.rules.properties import (
     name_of,
     object_prop,
 )
-from constructs_lib.audit.rules.retry_backoff import backoff_outcomes
 from constructs_lib.errors import Problem
+from constructs_lib.policy import decisions as policy
 
 
 def _comparison_only(

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from constructs_lib import limits, policy
-from constructs_lib.audit.intrinsics import describe, is_ref, is_unresolved
+from constructs_lib import limits
 from constructs_lib.audit.model import (
     EVENT_RULE,
     PRODUCER_EVENTBRIDGE,
@@ -15,8 +14,10 @@ from constructs_lib.audit.model import (
     SNS_SUBSCRIPTION,
     QueueContext,
 )
+from constructs_lib.audit.parse.intrinsics import describe, is_ref, is_unresolved
 from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.rules.properties import bool_prop, name_of
+from constructs_lib.policy import decisions as policy
 
 
 def _qr012(ctx: QueueContext) -> Iterator[Outcome]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from constructs_lib import limits, policy
-from constructs_lib.audit.intrinsics import describe
+from constructs_lib import limits
 from constructs_lib.audit.model import EVENT_SOURCE_MAPPING, QueueContext, Resource
+from constructs_lib.audit.parse.intrinsics import describe
 from constructs_lib.audit.rules.context import event_source_mappings, once_per_function
 from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.rules.properties import (
@@ -21,6 +21,7 @@ from constructs_lib.audit.rules.properties import (
     object_prop,
     strings,
 )
+from constructs_lib.policy import decisions as policy
 
 _ESM_PROPERTY = {
     "batch_size": "BatchSize",

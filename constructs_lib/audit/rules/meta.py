@@ -5,9 +5,9 @@ the findings that carry them."""
 
 from __future__ import annotations
 
-from constructs_lib import suppression_terms
-from constructs_lib.audit import suppressions
+from constructs_lib.audit.accept import suppressions
 from constructs_lib.audit.model import PHYSICAL, Finding, NoteRow, Resource, Severity
+from constructs_lib.policy import suppression_terms
 
 UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"

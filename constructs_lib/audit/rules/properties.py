@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from constructs_lib.audit.intrinsics import describe, is_unresolved
 from constructs_lib.audit.model import Resource
+from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
 from constructs_lib.audit.rules.outcomes import Unknowable
 
 

@@ -1,0 +1,124 @@
+"""The local engine: parse -> resolve -> evaluate in one process, without Spark.
+
+The same steps as the Spark engine (``spark/``), with dictionaries in place of joins; both judge
+with ``judging.py``. The in-app validation plugin uses it on an app's own templates, the
+benchmark compares it with the Spark engine, and the tests hold the two to identical findings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from constructs_lib.audit import model
+from constructs_lib.audit.accept.apply import NONE as NO_ACCEPTANCE
+from constructs_lib.audit.accept.apply import Acceptance
+from constructs_lib.audit.accept.apply import apply as accept
+from constructs_lib.audit.engines.judging import (
+    evaluate_group,
+    template_findings,
+    unresolved_edge_finding,
+)
+from constructs_lib.audit.inputs import deployed as deployed_stacks
+from constructs_lib.audit.inputs import discovery
+from constructs_lib.audit.metrics import observations
+from constructs_lib.audit.model import AuditResult, Finding, ResourceRow
+from constructs_lib.audit.parse import isolation
+from constructs_lib.audit.parse.parameters import Overrides
+from constructs_lib.audit.resolve import nesting
+from constructs_lib.audit.resolve.graph import members, resolve
+from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
+
+
+def audit_parsed(
+    parsed: list[model.ParsedTemplate], metrics: observations.Metrics | None = None
+) -> AuditResult:
+    """Resolve and evaluate templates already parsed; with ``metrics``, each queue's context
+    also holds what was observed of it (``observations.py``)."""
+    started = time.perf_counter()
+    resources = {r.uid: r for p in parsed for r in p.resources}
+    resolved, missing = resolve(
+        [e for p in parsed for e in p.edges],
+        [k for p in parsed for k in p.keys],
+        [x for p in parsed for x in p.exports],
+    )
+    queue_uids = sorted(uid for uid, r in resources.items() if r.type == model.QUEUE)
+    groups: dict[str, list[tuple[str, str, ResourceRow]]] = defaultdict(list)
+    for row in members(queue_uids, resolved):
+        if row.uid in resources:
+            groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
+    with_metrics = 0
+    if metrics is not None:
+        for queue_uid in queue_uids:
+            groups[queue_uid] += observations.for_group(metrics, groups[queue_uid])
+            with_metrics += observations.observed(metrics, resources[queue_uid])
+    resolved_at = time.perf_counter()
+    findings = [f for q in queue_uids for f in evaluate_group(q, groups[q])]
+    findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
+    findings += [f for p in parsed for f in template_findings(p)]
+    files = [p.file for p in parsed]
+    findings.sort(key=Finding.sort_key)
+    evaluated_at = time.perf_counter()
+    return AuditResult(
+        findings,
+        files,
+        len(queue_uids),
+        {"resolve": resolved_at - started, "evaluate": evaluated_at - resolved_at},
+        metrics=None
+        if metrics is None
+        else observations.summary(metrics, with_metrics, len(queue_uids)),
+    )
+
+
+def audit_files(
+    files: Iterable[tuple[str, str]],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    workers: int | None = None,
+    overrides: Overrides | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    acceptance: Acceptance = NO_ACCEPTANCE,
+    deployed: Sequence[deployed_stacks.Target] = (),
+    metrics: observations.Metrics | None = None,
+) -> AuditResult:
+    """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
+    parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
+    resolved and evaluated here, and ``acceptance`` applied (a suppressions file, a baseline).
+    The stacks ``deployed`` in each target (account and region) are read and judged with them,
+    and with the observed ``metrics`` when given. ``progress(done, total)`` follows the parsing."""
+    started = time.perf_counter()
+    files = list(files)
+    parsed = isolation.parse_files(
+        files,
+        limits,
+        workers,
+        overrides,
+        progress=None if progress is None else lambda done: progress(done, len(files)),
+    )
+    again, child_overrides = nesting.children(
+        (n for p in parsed for n in p.nested), files, overrides
+    )
+    if again:
+        reparsed = isolation.parse_files(again, limits, workers, child_overrides)
+        by_file = {p.file.file: p for p in reparsed}
+        parsed = [by_file.get(p.file.file, p) for p in parsed]
+    parsed += deployed_stacks.audit_targets(deployed, limits, overrides)
+    parsed_at = time.perf_counter()
+    result = audit_parsed(parsed, metrics)
+    result.timings = {"parse": parsed_at - started, **result.timings}
+    findings, result.fixed = accept(list(result.findings), acceptance)
+    result.findings = findings
+    return result
+
+
+def audit_paths(
+    paths: Iterable[str],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
+    acceptance: Acceptance = NO_ACCEPTANCE,
+) -> AuditResult:
+    """Audit every template under ``paths``, with parameter ``overrides`` (stack or ``*`` ->
+    key -> value, see ``parameters.py``)."""
+    return audit_files(
+        discovery.discover(paths), limits, overrides=overrides, acceptance=acceptance
+    )

@@ -1,0 +1,344 @@
+"""A source-queue consumer's ``retry_backoff``: its checks, the schedule in the function's
+environment, and the Lambda layer that lets a Python handler import ``constructs_lib.backoff``.
+
+The schedule reaches the handler as environment variables (``Backoff.to_environment``), so only a
+function the app defines (or an alias or version that is its ``current_version``, which CDK
+republishes when the environment changes) can take it. The layer holds exactly the package's
+runtime files: ``constructs_lib/__init__.py`` imports only the standard library and ``errors``
+at import time, so ``import constructs_lib.backoff`` works in Lambda without aws-cdk-lib. One
+layer per stack serves every consumer in it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import functools
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import Annotations, AssetHashType, Stack
+from aws_cdk import aws_lambda as lambda_
+
+from constructs_lib import limits
+from constructs_lib.backoff import Backoff, BackoffError
+from constructs_lib.errors import ParameterTypeError, Problem
+from constructs_lib.params import prop_tables
+from constructs_lib.params.table import Table
+from constructs_lib.policy import decisions as policy
+from constructs_lib.queue import naming
+from constructs_lib.retry_backoff import RetryBackoff
+
+LAYER_ID = "ConstructsLibBackoffLayer"
+"""The construct id of the layer, a child of the function's stack (found or created)."""
+RUNTIME_FILES = ("__init__.py", "errors.py", "limits.py", "backoff.py", "backoff_batch.py")
+"""What ``import constructs_lib.backoff`` and ``constructs_lib.backoff_batch`` load (boto3 comes
+with the Lambda runtime): the layer holds these, under
+``python/constructs_lib/`` (Lambda adds ``/opt/python`` to a Python function's path)."""
+
+
+@dataclass(frozen=True)
+class BackoffPlan:
+    """What a consumer's ``retry_backoff`` does to its function, decided before anything is
+    built: the schedule, the function whose environment takes it, and whether it gets the
+    layer (a Python function of the app, unless ``layer=False``)."""
+
+    schedule: Backoff
+    function: lambda_.Function
+    layer: bool
+    python: bool = True
+    """Whether the function runs Python (else no layer, and an info saying so)."""
+
+    def apply(self) -> None:
+        """Write the schedule into the environment and add the stack's layer (call once the
+        consumer's checks passed)."""
+        for name, value in self.schedule.to_environment().items():
+            self.function.add_environment(name, value)
+        if not self.python:
+            names = ", ".join(self.schedule.to_environment())
+            Annotations.of(self.function).add_info(
+                f"retry_backoff: {naming.display(self.function)} does not run Python, so it gets "
+                f"no layer; its environment holds the schedule ({names}) for a backoff of its "
+                "own (ChangeMessageVisibility with the wait before reporting the failure)"
+            )
+            return
+        if self.layer:
+            self.function.add_layers(backoff_layer(Stack.of(self.function)))
+
+
+def plan(
+    retry: RetryBackoff,
+    function: lambda_.IFunction,
+    *,
+    fifo: bool,
+    max_receive_count: int | None,
+    retention: int | None,
+    report_batch_item_failures: bool = True,
+) -> tuple[BackoffPlan | None, list[Problem]]:
+    """The plan for ``retry`` on ``function``, or None with the problems that prevent it
+    (call after ``check_kinds``)."""
+    problems = _field_problems(retry)
+    if problems:
+        return None, problems
+    try:
+        schedule = retry.to_backoff(max_receive_count, retention)
+    except BackoffError as error:  # the queue's own checks make this unreachable; say it anyway
+        return None, [Problem("retry_backoff", retry, str(error), "check the queue's settings")]
+    target = settable_function(function)
+    if target is None:
+        return None, [_environment_unreachable(function, schedule)]
+    # Resolved once: reading the function's properties back is the costly part of a synth here.
+    properties = _properties(target)
+    problems = _environment_conflicts(target, schedule, properties)
+    layers = list(properties.get("layers") or [])
+    python = _is_python(target)
+    wants_layer = retry.layer and python
+    if wants_layer:
+        held = _holds_backoff_layer(target, layers)
+        problems += [] if held else _layer_count_problems(target, len(layers))
+        wants_layer = not held
+    if fifo:
+        problems.append(_fifo_warning(retry))
+    if not report_batch_item_failures:
+        problems.append(_whole_batch_warning(retry))
+    return BackoffPlan(schedule, target, wants_layer, python), problems
+
+
+def settable_function(function: lambda_.IFunction) -> lambda_.Function | None:
+    """The function whose environment reaches ``function``'s invocations, or None: an imported
+    function, or a version other than the function's ``current_version`` (a published version
+    keeps the environment it was published with)."""
+    if isinstance(function, lambda_.Function):
+        return function
+    version: object = function.version if isinstance(function, lambda_.Alias) else function
+    if isinstance(version, lambda_.Version):
+        underlying = version.lambda_
+        if (
+            isinstance(underlying, lambda_.Function)
+            and version.node.path == f"{underlying.node.path}/CurrentVersion"
+        ):
+            return underlying
+    return None
+
+
+@functools.cache
+def _layer_source() -> tuple[str, str]:
+    """The layer's directory, staged once per process with fixed contents and modes, and the
+    hash of those contents: the asset hash (and so the template) does not change between
+    synths, machines or checkouts."""
+    root = Path(tempfile.mkdtemp(prefix="constructs-lib-backoff-layer-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    package = root / "python" / "constructs_lib"
+    package.mkdir(parents=True)
+    digest = hashlib.sha256()
+    for name in RUNTIME_FILES:
+        data = resources.files("constructs_lib").joinpath(name).read_bytes()
+        (package / name).write_bytes(data)
+        (package / name).chmod(0o644)  # Lambda reads /opt as another user
+        digest.update(f"{name}\0{len(data)}\0".encode() + data)
+    for directory in (root, root / "python", package):
+        directory.chmod(0o755)
+    return str(root), digest.hexdigest()
+
+
+def backoff_layer(stack: Stack) -> lambda_.LayerVersion:
+    """The stack's layer holding ``constructs_lib.backoff``, created by its first consumer."""
+    existing = stack.node.try_find_child(LAYER_ID)
+    if isinstance(existing, lambda_.LayerVersion):
+        return existing
+    directory, digest = _layer_source()
+    return lambda_.LayerVersion(
+        stack,
+        LAYER_ID,
+        code=lambda_.Code.from_asset(
+            directory, asset_hash=digest, asset_hash_type=AssetHashType.CUSTOM
+        ),
+        description="constructs_lib.backoff: retry backoff for SQS consumers (no dependencies)",
+    )
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+def check_kinds(
+    table: Table, path: Callable[[], str], arguments: Mapping[str, object], fifo: bool = False
+) -> None:
+    """The kinds of a consumer call's arguments and of its ``retry_backoff``'s fields
+    (``retry_backoff.base`` ...). When any is of the wrong kind, one ``ParameterTypeError``
+    lists them with every other value out of range and the batching rules, judged without
+    them: every problem of the call at once."""
+    kinds = table.kind_problems(arguments)
+    if fifo:
+        # No window of the right kind would do on a FIFO queue: say so rather than offer one.
+        kinds = [
+            dataclasses.replace(p, fix="remove it: FIFO queues take no batching window")
+            if p.prop == "max_batching_window"
+            else p
+            for p in kinds
+        ]
+    retry = arguments.get("retry_backoff")
+    field_kinds: list[Problem] = []
+    if isinstance(retry, RetryBackoff):
+        field_kinds = prop_tables.RETRY_BACKOFF.kind_problems(_fields(retry))
+    if not kinds and not field_kinds:
+        return
+    given = table.read(table.without(arguments, kinds), fifo)
+    problems = kinds + given.problems
+    if not any(p.prop in ("batch_size", "max_batching_window") for p in problems):
+        problems += policy.batching_problems(
+            fifo, given["batch_size"], given["max_batching_window"]
+        )
+    if isinstance(retry, RetryBackoff):
+        fields = _fields(retry)
+        problems += _prefixed(
+            field_kinds
+            + prop_tables.RETRY_BACKOFF.read(
+                prop_tables.RETRY_BACKOFF.without(fields, field_kinds)
+            ).problems
+        )
+    raise ParameterTypeError(path(), table.in_order(problems))
+
+
+def _fields(retry: RetryBackoff) -> dict[str, object]:
+    return {name: getattr(retry, name) for name in prop_tables.RETRY_BACKOFF.names}
+
+
+def _field_problems(retry: RetryBackoff) -> list[Problem]:
+    """The fields' values (their kinds were checked with the call's arguments)."""
+    table = prop_tables.RETRY_BACKOFF
+    fields = _fields(retry)
+    given = table.read(fields)
+    problems = list(given.problems)
+    problems += [
+        Problem(
+            name,
+            fields[name],
+            "is an unresolved token, but the schedule must be known at synth (it is checked "
+            "against the queue's retention and written into the function's environment)",
+            f"pass {name}=Duration.seconds(N)",
+        )
+        for name in given.unresolved
+    ]
+    base, cap = given["base"], given["cap"]
+    if not problems and cap < base:
+        problems.append(
+            Problem(
+                "cap",
+                fields["cap"],
+                f"is {cap} s, below base ({base} s): the longest wait cannot be shorter than "
+                "the first",
+                "raise cap or lower base",
+            )
+        )
+    return _prefixed(problems)
+
+
+def _prefixed(problems: tuple[Problem, ...] | list[Problem]) -> list[Problem]:
+    return [dataclasses.replace(p, prop=f"retry_backoff.{p.prop}") for p in problems]
+
+
+def _environment_unreachable(function: lambda_.IFunction, schedule: Backoff) -> Problem:
+    variables = ", ".join(f"{k}={v}" for k, v in schedule.to_environment().items())
+    return Problem(
+        "retry_backoff",
+        function,
+        f"needs the environment of {naming.display(function)}, which the app cannot set (an "
+        "imported function, or a version or alias other than a function's current_version: a "
+        "published version keeps its environment); without these variables the handler would "
+        f"wait by another schedule than the one checked against the retention: {variables}",
+        "consume with a lambda_.Function of this app (or an alias of its current_version), or "
+        "set those variables on the function where it is deployed and leave retry_backoff unset",
+    )
+
+
+def _properties(function: lambda_.Function) -> Mapping[str, Any]:
+    # CfnFunction.environment reads back as an empty struct proxy (the value is lazy): the
+    # resource's properties, resolved, say what the template will hold.
+    properties = Stack.of(function).resolve(jsii.get(function.node.default_child, "cfnProperties"))
+    return properties if isinstance(properties, dict) else {}
+
+
+def _environment_conflicts(
+    function: lambda_.Function, schedule: Backoff, properties: Mapping[str, Any]
+) -> list[Problem]:
+    """A function reads one schedule: another queue's retry_backoff, or the app's own value
+    of one of its variables, must agree."""
+    variables = (properties.get("environment") or {}).get("variables") or {}
+    clashes = {
+        name: (variables[name], value)
+        for name, value in schedule.to_environment().items()
+        if name in variables and variables[name] != value
+    }
+    if not clashes:
+        return []
+    return [
+        Problem(
+            "retry_backoff",
+            {name: new for name, (_, new) in clashes.items()},
+            f"contradicts what {naming.display(function)}'s environment already holds ("
+            + ", ".join(f"{name}={old!r}" for name, (old, _) in clashes.items())
+            + "), from another queue's retry_backoff or from the app: the handler reads one "
+            "schedule",
+            "give each queue its own function, or the same retry_backoff to queues with the same "
+            "max_receive_count and retention, and leave these variables to the library",
+        )
+    ]
+
+
+def _holds_backoff_layer(function: lambda_.Function, layers: list[Any]) -> bool:
+    """Whether ``layers`` (the function's, resolved) already hold the stack's backoff layer."""
+    existing = Stack.of(function).node.try_find_child(LAYER_ID)
+    if not isinstance(existing, lambda_.LayerVersion):
+        return False
+    return Stack.of(function).resolve(existing.layer_version_arn) in layers
+
+
+def _layer_count_problems(function: lambda_.Function, count: int) -> list[Problem]:
+    if count < limits.LAYERS_PER_FUNCTION_MAX:
+        return []
+    return [
+        Problem(
+            "retry_backoff.layer",
+            True,
+            f"needs a layer on {naming.display(function)}, which already has {count}: Lambda "
+            f"allows {limits.LAYERS_PER_FUNCTION_MAX} layers per function",
+            f"bundle constructs_lib ({', '.join(RUNTIME_FILES)}) with the "
+            "function or one of its layers and pass RetryBackoff(layer=False)",
+        )
+    ]
+
+
+def _fifo_warning(retry: RetryBackoff) -> Problem:
+    return Problem(
+        "retry_backoff",
+        retry,
+        "on a FIFO queue holds the failed message's whole message group while it waits: SQS "
+        "delivers no later message of that group until it is deleted or dead-lettered, so a "
+        "long backoff stalls the group (the order is kept, as FIFO promises)",
+        "keep base and cap short on FIFO queues, or leave retry_backoff unset where a stalled "
+        "group costs more than the retries save",
+        severity="warning",
+    )
+
+
+def _whole_batch_warning(retry: RetryBackoff) -> Problem:
+    return Problem(
+        "retry_backoff",
+        retry,
+        "is set while report_batch_item_failures is off: to fail one message the handler must "
+        "fail the whole batch, and every message of it, processed or not, comes back after the "
+        "visibility timeout",
+        "leave report_batch_item_failures on, so that only the failed messages wait",
+        severity="warning",
+    )
+
+
+def _is_python(function: lambda_.Function) -> bool:
+    return bool(function.runtime.family == lambda_.RuntimeFamily.PYTHON)

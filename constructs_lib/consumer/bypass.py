@@ -1,0 +1,141 @@
+"""Event source mappings on a ResilientQueue's source queue that did not come through
+``add_lambda_consumer`` (``fn.add_event_source(SqsEventSource(orders.queue))``, or
+``lambda_.EventSourceMapping`` directly, in any stack of the app): at synth they are consumers
+too. The source's visibility timeout is derived from them when their function's timeout is
+known; otherwise, or when an explicit ``visibility_timeout`` is below what they need, the synth
+fails with the fix (``add_lambda_consumer``), instead of CloudFormation rejecting the mapping
+at deploy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jsii
+from aws_cdk import Aspects, IAspect, Stack, Token
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import IConstruct
+
+from constructs_lib import limits
+from constructs_lib.errors import ConfigurationError, Problem
+from constructs_lib.policy import decisions as policy
+
+
+@dataclass(frozen=True)
+class BypassingMapping:
+    """A mapping on the source queue, with what it needs of the queue (None: unknown)."""
+
+    mapping: lambda_.CfnEventSourceMapping
+    function: lambda_.Function | None
+    needed: int | None
+
+
+@jsii.implements(IAspect)
+class BypassingConsumers:
+    """Finds, at synth, the mappings on ``queue`` that ``own_mappings`` (the construct's own
+    consumers) does not list, and makes the queue's visibility timeout cover them."""
+
+    def __init__(
+        self,
+        path: str,
+        queue: sqs.Queue,
+        cfn_queue: sqs.CfnQueue,
+        own_mappings: Callable[[], set[str]],
+        visibility: Callable[[], int],
+        explicit: int | None,
+    ) -> None:
+        self.path = path
+        self.queue = queue
+        self.cfn_queue = cfn_queue
+        self.own_mappings = own_mappings
+        self.visibility = visibility
+        self.explicit = explicit
+        self.found: list[BypassingMapping] = []
+
+    @classmethod
+    def watch(cls, leaf: IConstruct, check: BypassingConsumers) -> None:
+        # On a construct without children: one visit per synth (see WarningReporter).
+        Aspects.of(leaf).add(check)
+
+    def visit(self, node: IConstruct) -> None:
+        if not isinstance(node, sqs.CfnQueue):
+            return
+        self.found = self._bypassing()
+        if not self.found:
+            return
+        problems = [self._problem(b) for b in self.found if b.needed is None]
+        needed = max((b.needed for b in self.found if b.needed is not None), default=0)
+        if not problems and needed > limits.VISIBILITY_TIMEOUT_MAX:
+            problems = policy.visibility_problems(needed, None)
+        if not problems and self.explicit is not None and self.explicit < needed:
+            problems.append(
+                Problem(
+                    "visibility_timeout",
+                    self.explicit,
+                    f"is below the {needed} s that an event source mapping added outside "
+                    "add_lambda_consumer needs (6 x function timeout + batching window)",
+                    "attach the function with add_lambda_consumer (it derives the timeout and "
+                    "checks the batching), or raise visibility_timeout",
+                )
+            )
+        if problems:
+            raise ConfigurationError(self.path, problems)
+        if self.explicit is None and needed > self.visibility():
+            self.cfn_queue.visibility_timeout = needed
+
+    def _bypassing(self) -> list[BypassingMapping]:
+        queue_arn = self.queue.queue_arn
+        stack = Stack.of(self.queue)
+        resolved_arn = stack.resolve(queue_arn)
+        own = self.own_mappings()
+        functions: dict[str, lambda_.Function] = {}
+        mappings: list[lambda_.CfnEventSourceMapping] = []
+        for construct in self.queue.node.root.node.find_all():
+            if isinstance(construct, lambda_.CfnEventSourceMapping):
+                mappings.append(construct)
+            elif isinstance(construct, lambda_.Function):
+                functions[construct.function_name] = construct
+                functions[construct.function_arn] = construct
+        found = []
+        for mapping in mappings:
+            if mapping.node.path in own:
+                continue
+            arn = mapping.event_source_arn
+            same = arn == queue_arn or (
+                Stack.of(mapping) is stack and stack.resolve(arn) == resolved_arn
+            )
+            if not same:
+                continue
+            function = functions.get(mapping.function_name)
+            found.append(BypassingMapping(mapping, function, _needed(mapping, function)))
+        return found
+
+    def _problem(self, bypass: BypassingMapping) -> Problem:
+        return Problem(
+            "event source mapping",
+            bypass.mapping.node.path,
+            "reads this queue without add_lambda_consumer, and its function's timeout cannot be "
+            "read (an imported function, alias or version, or a token), so the queue's "
+            "visibility timeout cannot be derived; CloudFormation rejects a mapping whose "
+            "function timeout exceeds it",
+            "attach the function with add_lambda_consumer(fn, function_timeout=Duration."
+            "seconds(N)) instead of add_event_source or lambda_.EventSourceMapping",
+        )
+
+
+def _needed(
+    mapping: lambda_.CfnEventSourceMapping, function: lambda_.Function | None
+) -> int | None:
+    """6 x function timeout + batching window, or None when the timeout cannot be read."""
+    if function is None:
+        return None
+    timeout = function.timeout
+    seconds = limits.FUNCTION_TIMEOUT_DEFAULT if timeout is None else timeout.to_seconds()
+    if Token.is_unresolved(seconds):
+        return None
+    window = mapping.maximum_batching_window_in_seconds
+    if window is not None and Token.is_unresolved(window):
+        return None
+    return policy.derived_visibility_timeout(int(seconds), int(window or 0))

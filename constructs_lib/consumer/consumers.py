@@ -1,0 +1,297 @@
+"""The Lambda consumers of one queue of a ResilientQueue (its source queue, or its dead-letter
+queue): each call's checks, the visibility timeout the consumer needs of the queue, the SQS event
+source that attaches it, and its alarms (failed messages; failing every message)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import Acknowledgment, Names, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from constructs_lib import adoption
+from constructs_lib.alarms.factory import AlarmFactory
+from constructs_lib.consumer import backoff_layer as consumer_backoff
+from constructs_lib.consumer.event_source import (
+    ConsumerSettings,
+    LambdaConsumer,
+    function_timeout_seconds,
+    make_event_source,
+)
+from constructs_lib.errors import Problem
+from constructs_lib.params import combinations as call_checks
+from constructs_lib.params import table as param_table
+from constructs_lib.policy import decisions as policy
+from constructs_lib.synth.deferred import FunctionChecks, QueueFeeds, WarningReporter
+
+
+@dataclass(frozen=True)
+class ConsumedQueue:
+    """What the checks of a consumer need to know of the queue it reads."""
+
+    queue: sqs.IQueue
+    dead_letter: bool
+    fifo: bool
+    max_receive_count: int | None
+    """None when it is a token."""
+    max_message_size: int | None
+    explicit_visibility: int | None
+    """The visibility timeout given to the ResilientQueue (the source only)."""
+    visibility_known: bool
+    source_retention: int | None
+    refusal: Problem | None = None
+    """Why no consumer may be added (a dead_letter_queue the app gave), or None."""
+    mapping_logical_ids: Mapping[str, str] = field(default_factory=dict)
+    """The deployed event source mappings' logical ids, by consumer function construct id
+    (``ExistingQueues.event_source_logical_ids``)."""
+
+
+class QueueConsumers:
+    """The consumers of one queue, in the order they were added (``consumers``, the list the
+    ResilientQueue shows). ``on_added`` lets the queue follow each new consumer (its visibility
+    timeout, its alarms); ``feeds`` are every consumer of the ResilientQueue, by queue name, for
+    the checks of the function at synth; ``stack`` is ``scope``'s."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        consumed: ConsumedQueue,
+        consumers: list[LambdaConsumer],
+        *,
+        stack: Stack,
+        reporter: WarningReporter,
+        alarms: AlarmFactory,
+        feeds: QueueFeeds,
+        on_added: Callable[[], None],
+    ) -> None:
+        self.scope = scope
+        self.consumed = consumed
+        self.consumers = consumers
+        self._stack = stack
+        self._reporter = reporter
+        self._alarms = alarms
+        self._feeds = feeds
+        self._on_added = on_added
+
+    @property
+    def visibility_timeout(self) -> int | None:
+        """The largest visibility timeout the consumers need (seconds); None without one."""
+        if not self.consumers:
+            return None
+        return max(c.visibility_timeout for c in self.consumers)
+
+    def mapping_paths(self) -> set[str]:
+        """The construct paths of the consumers' event source mappings (CloudFormation
+        resources), to tell them from mappings added without the construct."""
+        paths = set()
+        for consumer in self.consumers:
+            mapping_id = f"SqsEventSource:{Names.node_unique_id(self.consumed.queue.node)}"
+            mapping = consumer.function.node.try_find_child(mapping_id)
+            if mapping is not None and mapping.node.default_child is not None:
+                paths.add(mapping.node.default_child.node.path)
+        return paths
+
+    def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
+        """One code path for the consumers of both queues: check, derive, wire, alarm."""
+        function: lambda_.IFunction = arguments["function"]
+        consumer_backoff.check_kinds(
+            table, lambda: self.scope.node.path, arguments, self.consumed.fifo
+        )
+        given = table.read(arguments, self.consumed.fifo)
+        unresolved = list(given.unresolved)
+        problems = self._queue_problems(function)
+        problems += given.problems
+        timeout, timeout_problems = function_timeout_seconds(
+            function, given["function_timeout"], "function_timeout" in given.unresolved
+        )
+        problems += timeout_problems
+        window: int | None = given["max_batching_window"]
+        factor: float | None = given["visibility_timeout_factor"]
+        problems += policy.batching_problems(self.consumed.fifo, given["batch_size"], window)
+        if factor is not None:
+            problems += policy.visibility_factor_problems(factor, timeout, window)
+        problems += self._receive_problems()
+        backoff_plan, backoff_problems = self._backoff_plan(
+            arguments.get("retry_backoff"), function, arguments["report_batch_item_failures"]
+        )
+        problems += backoff_problems
+        pollers = arguments["provisioned_pollers"]
+        if pollers is not None:
+            known = [p if isinstance(p, int) else None for p in pollers]
+            if None in known:
+                unresolved.append("provisioned_pollers")
+            problems += policy.provisioned_poller_problems(
+                known[0], known[1], arguments["max_concurrency"]
+            )
+        derived = 0
+        if (
+            timeout is not None
+            and factor is not None
+            and not any(p.severity == "error" for p in problems)
+        ):
+            derived = policy.derived_visibility_timeout(timeout, window or 0, factor)
+            problems += self._visibility_problems(derived, timeout, backoff_plan)
+        problems += policy.batch_payload_problems(
+            given["batch_size"], self.consumed.max_message_size
+        )
+        problems += _event_source_warnings(arguments)
+        mapping_id = f"SqsEventSource:{Names.node_unique_id(self.consumed.queue.node)}"
+        self._reporter.report(
+            unresolved, problems, lambda: function.node.try_find_child(mapping_id)
+        )
+        assert timeout is not None  # a missing timeout is one of the problems raised above
+        settings = ConsumerSettings(
+            batch_size=arguments["batch_size"],
+            batching_window=window,
+            max_concurrency=arguments["max_concurrency"],
+            report_batch_item_failures=arguments["report_batch_item_failures"],
+            visibility_timeout_factor=arguments["visibility_timeout_factor"],
+            enabled=arguments.get("enabled", True),
+            filters=arguments.get("filters"),
+            event_source_metrics=arguments["event_source_metrics"],
+            provisioned_pollers=pollers,
+            retry_backoff=backoff_plan.schedule if backoff_plan else None,
+        )
+        consumer = self._attach(function, mapping_id, timeout, derived, settings)
+        if backoff_plan is not None:
+            backoff_plan.apply()
+        self.consumers.append(consumer)
+        self._on_added()
+        FunctionChecks.watch(function, self._feeds)
+        return consumer
+
+    def _queue_problems(self, function: lambda_.IFunction) -> list[Problem]:
+        """What this queue says against any consumer, or against this function."""
+        consumed = self.consumed
+        problems = [consumed.refusal] if consumed.refusal is not None else []
+        consumed_text = (
+            f"the dead-letter queue of {self.scope.node.path}" if consumed.dead_letter else None
+        )
+        problems += call_checks.consumer_misuse_problems(
+            self.scope, self._stack, function, self.consumers, consumed_text
+        )
+        return problems
+
+    def _receive_problems(self) -> list[Problem]:
+        # The DLQ has no redrive policy: its receives lead nowhere.
+        if self.consumed.dead_letter:
+            return []
+        return policy.lambda_receive_count_problems(self.consumed.max_receive_count)
+
+    def _backoff_plan(
+        self, retry: Any, function: lambda_.IFunction, report_batch_item_failures: bool
+    ) -> tuple[consumer_backoff.BackoffPlan | None, list[Problem]]:
+        """What ``retry_backoff`` (source consumers only) does to the function, or why not."""
+        if retry is None:
+            return None, []
+        consumed = self.consumed
+        return consumer_backoff.plan(
+            retry,
+            function,
+            fifo=consumed.fifo,
+            max_receive_count=consumed.max_receive_count,
+            retention=consumed.source_retention,
+            report_batch_item_failures=report_batch_item_failures,
+        )
+
+    def _visibility_problems(
+        self, derived: int, timeout: int, backoff_plan: consumer_backoff.BackoffPlan | None
+    ) -> list[Problem]:
+        """The queue's visibility timeout with this consumer: not below what any consumer
+        needs, and short enough that a failing message is dead-lettered before it expires
+        (with ``retry_backoff``, the schedules' worst case with the largest timeout: every
+        later consumer checks again, with its own)."""
+        consumed = self.consumed
+        largest = max([derived, *(c.visibility_timeout for c in self.consumers)])
+        explicit = None if consumed.dead_letter else consumed.explicit_visibility
+        problems = policy.visibility_problems(largest, explicit)
+        backoffs = [
+            (c.settings.retry_backoff, c.function_timeout)
+            for c in self.consumers
+            if c.settings.retry_backoff is not None
+        ]
+        if backoff_plan is not None:
+            backoffs.append((backoff_plan.schedule, timeout))
+        if not consumed.dead_letter and consumed.visibility_known:
+            problems += policy.expiry_before_dead_letter_problems(
+                consumed.max_receive_count,
+                explicit if explicit is not None else largest,
+                consumed.source_retention,
+                backoffs,
+            )
+        return problems
+
+    def _attach(
+        self,
+        function: lambda_.IFunction,
+        mapping_id: str,
+        timeout: int,
+        derived: int,
+        settings: ConsumerSettings,
+    ) -> LambdaConsumer:
+        """The event source on the function, and the failed-messages alarm next to it."""
+        queue = self.consumed.queue
+        event_source = make_event_source(queue, settings)
+        function.add_event_source(event_source)
+        mapping = function.node.try_find_child(mapping_id)
+        if mapping is not None:
+            adoption.keep_logical_id(
+                mapping, self.consumed.mapping_logical_ids.get(function.node.id)
+            )
+            # AWS offers no on-failure destination for SQS event sources: failed messages go to
+            # the queue's redrive policy, which this construct always sets (Lambda guide).
+            Validations.of(mapping).acknowledge(
+                Acknowledgment(
+                    id="Serverless::Serverless-LambdaEventSourceMappingDestination",
+                    reason="SQS event sources have no on-failure destination; failed messages "
+                    "move to the source queue's dead-letter queue through its redrive policy.",
+                )
+            )
+        alarms: tuple[cloudwatch.Alarm | None, cloudwatch.Alarm | None] = (None, None)
+        if settings.event_source_metrics:
+            namesakes = sum(1 for c in self.consumers if c.function.node.id == function.node.id)
+            alarms = (
+                self._alarms.failed_messages(
+                    function, event_source, mapping, namesakes, self.consumed.dead_letter
+                ),
+                self._alarms.failing_every_message(
+                    function, event_source, mapping, namesakes, self.consumed.dead_letter
+                ),
+            )
+        return LambdaConsumer(function, event_source, timeout, derived, settings, queue, *alarms)
+
+
+def _event_source_warnings(arguments: Mapping[str, Any]) -> list[Problem]:
+    """What an event source's settings quietly do to failing or unwanted messages."""
+    problems: list[Problem] = []
+    if arguments.get("filters"):
+        problems.append(
+            Problem(
+                "filters",
+                arguments["filters"],
+                "drop every message that matches no filter: Lambda deletes it from the queue, "
+                "it is never dead-lettered, and only FilteredOutEventCount counts it",
+                "make sure every message this consumer must not see is meant to be deleted, or "
+                "filter inside the function and report the rest as batch item failures",
+                severity="warning",
+            )
+        )
+    if not arguments["event_source_metrics"] and arguments["report_batch_item_failures"]:
+        problems.append(
+            Problem(
+                "event_source_metrics",
+                False,
+                "is off while report_batch_item_failures is on: invocations succeed whatever "
+                "happened to the messages, so the first sign of failing messages is the DLQ "
+                "alarm, max_receive_count x the visibility timeout later",
+                "leave event_source_metrics on: FailedInvokeEventCount then counts the failed "
+                "messages and the consumer gets an alarm on it",
+                severity="warning",
+            )
+        )
+    return problems

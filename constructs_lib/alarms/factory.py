@@ -20,7 +20,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.alarms.alarm import (
     ALARM_NAME_MAX_LENGTH,
     ALARM_PERIOD,
@@ -32,7 +32,6 @@ from constructs_lib.alarms.alarm import (
     queue_metric,
 )
 from constructs_lib.alarms.tiers import AlarmTiers
-from constructs_lib.policy import decisions as policy
 
 # A consumer fails every message: at least this percentage of the events its mapping invoked
 # it with failed, in each of this many consecutive minutes. Not 100: a stray success (a message

@@ -20,11 +20,10 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sqs as sqs
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.alarms.alarm import ALARM_PERIOD, ALARM_STATISTIC, AlarmSpec, QueueAlarms, Tier
 from constructs_lib.alarms.factory import AlarmFactory
 from constructs_lib.errors import Problem
-from constructs_lib.policy import decisions as policy
 
 
 def signal_problems(fifo: bool, expected_traffic: int | None, fair: object) -> list[Problem]:

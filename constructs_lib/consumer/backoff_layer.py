@@ -27,12 +27,11 @@ import jsii
 from aws_cdk import Annotations, AssetHashType, Stack
 from aws_cdk import aws_lambda as lambda_
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.backoff import Backoff, BackoffError
 from constructs_lib.errors import ParameterTypeError, Problem
 from constructs_lib.params import prop_tables
 from constructs_lib.params.table import Table
-from constructs_lib.policy import decisions as policy
 from constructs_lib.queue import naming
 from constructs_lib.retry_backoff import RetryBackoff
 

@@ -18,9 +18,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.errors import ConfigurationError, Problem
-from constructs_lib.policy import decisions as policy
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import adoption
+from constructs_lib import adoption, policy
 from constructs_lib.alarms.factory import AlarmFactory
 from constructs_lib.consumer import backoff_layer as consumer_backoff
 from constructs_lib.consumer.event_source import (
@@ -26,7 +26,6 @@ from constructs_lib.consumer.event_source import (
 from constructs_lib.errors import Problem
 from constructs_lib.params import combinations as call_checks
 from constructs_lib.params import table as param_table
-from constructs_lib.policy import decisions as policy
 from constructs_lib.synth.deferred import FunctionChecks, QueueFeeds, WarningReporter
 
 

@@ -12,10 +12,9 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.backoff import Backoff
 from constructs_lib.errors import Problem
-from constructs_lib.policy import decisions as policy
 from constructs_lib.queue import naming
 
 

@@ -28,7 +28,11 @@ from constructs_lib.errors import ConfigurationError, ParameterTypeError, Proble
 from constructs_lib.params.kinds import kind_of
 from constructs_lib.params.prop_tables import QUEUE
 from constructs_lib.params.table import Given, Table
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.dead_letters import (
+    expiry_before_dead_letter_problems,
+    message_size_problems,
+)
+from constructs_lib.policy.queue_names import queue_name_problems
 from constructs_lib.queue import naming
 
 _RETENTIONS = ("retention_period", "dead_letter_retention_period")
@@ -139,7 +143,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     if queue_name is not None and not name_known:
         unresolved.insert(0, "queue_name")
     problems = given.problems + problems
-    problems += policy.queue_name_problems(
+    problems += queue_name_problems(
         "queue_name", queue_name if name_known else None, fifo, dead_letter_queue is None
     )
     source_retention = given["retention_period"]
@@ -352,7 +356,7 @@ def _message_size_problems(
     source = given["max_message_size"]
     if source is None:
         source = limits.MESSAGE_SIZE_DEFAULT
-    return policy.message_size_problems(source, _own_message_size(dead_letter_queue))
+    return message_size_problems(source, _own_message_size(dead_letter_queue))
 
 
 def _own_message_size(queue: sqs.IQueue) -> int | None:
@@ -375,7 +379,7 @@ def _expiry_problems(
     judged = ("max_receive_count", "retention_period", "visibility_timeout")
     if given["visibility_timeout"] is None or any(p.prop in judged for p in problems):
         return []
-    return policy.expiry_before_dead_letter_problems(
+    return expiry_before_dead_letter_problems(
         given["max_receive_count"], given["visibility_timeout"], source_retention
     )
 

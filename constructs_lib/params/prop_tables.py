@@ -37,7 +37,7 @@ from constructs_lib.params.kinds import (
     Whole,
 )
 from constructs_lib.params.table import Param, Range, Table
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.alarm_thresholds import default_in_flight_threshold
 from constructs_lib.retry_backoff import RetryBackoff
 
 _RETENTION = Range(limits.RETENTION_MIN, limits.RETENTION_MAX, "s")
@@ -214,7 +214,7 @@ QUEUE = Table(
         Param(
             "in_flight_alarm_threshold",
             Whole("messages"),
-            f"{policy.default_in_flight_threshold(False):,} (a tenth of the "
+            f"{default_in_flight_threshold(False):,} (a tenth of the "
             f"{limits.IN_FLIGHT_QUOTA_STANDARD:,} in-flight quota), or more when the capped "
             "consumers hold more in flight at full speed",
             "up to the queue's in-flight quota",

@@ -1,6 +1,6 @@
 """Decisions about retries with exponential backoff that the constructs make (no CDK): how long
 a message failing every receive needs to reach the dead-letter queue when its consumers wait
-between receives (``policy.expiry_before_dead_letter_problems`` asks here)."""
+between receives (``dead_letters.expiry_before_dead_letter_problems`` asks here)."""
 
 from __future__ import annotations
 

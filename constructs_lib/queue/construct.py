@@ -18,7 +18,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import adoption, limits
+from constructs_lib import adoption, limits, policy
 from constructs_lib.adoption import ExistingQueues
 from constructs_lib.alarms import QueueAlarms
 from constructs_lib.alarms import signals as queue_signals
@@ -30,7 +30,6 @@ from constructs_lib.consumer.consumers import ConsumedQueue, QueueConsumers
 from constructs_lib.errors import Problem
 from constructs_lib.params import combinations as call_checks
 from constructs_lib.params import docstrings, prop_tables
-from constructs_lib.policy import decisions as policy
 from constructs_lib.producers import services as producers
 from constructs_lib.producers.calls import ProducerCalls
 from constructs_lib.queue import naming

@@ -8,8 +8,8 @@ from typing import Any
 from aws_cdk import Stack, Token
 from aws_cdk import aws_kms as kms
 
+from constructs_lib import policy
 from constructs_lib.params.kinds import implements
-from constructs_lib.policy import decisions as policy
 
 
 def is_aws_managed_sqs_key(key: kms.IKey | None, stack: Stack) -> bool:

@@ -12,8 +12,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import limits
-from constructs_lib.policy import decisions as policy
+from constructs_lib import limits, policy
 from constructs_lib.queue import grants
 
 DEFAULT_DEAD_LETTER_RETENTION = Duration.seconds(limits.RETENTION_MAX)

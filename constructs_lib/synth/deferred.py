@@ -17,11 +17,10 @@ from aws_cdk import Annotations, Aspects, IAspect, Token
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct, IValidation
 
-from constructs_lib import limits
+from constructs_lib import limits, policy
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.errors import ConfigurationError, Problem
 from constructs_lib.params import combinations as call_checks
-from constructs_lib.policy import decisions as policy
 from constructs_lib.policy.suppression_terms import MIN_REASON_LENGTH
 from constructs_lib.synth import acknowledgments
 

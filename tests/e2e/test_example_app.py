@@ -23,7 +23,7 @@ from typing import Any
 import botocore.exceptions
 import pytest
 
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.visibility import derived_visibility_timeout
 
 from ..conftest import SynthResult
 from .deployment import kms_key_arn, resolve
@@ -241,7 +241,7 @@ def test_source_visibility_timeout_is_derived_from_the_deployed_consumer(
     window = pipeline.consumer.at_deploy.get("MaximumBatchingWindowInSeconds", 0)
     assert (function["Timeout"], window) == (spec.function_timeout, spec.batching_window)
 
-    expected = policy.derived_visibility_timeout(function["Timeout"], window)
+    expected = derived_visibility_timeout(function["Timeout"], window)
 
     assert expected == VISIBILITY[spec.queue_name]
     assert int(attributes(sqs, pipeline.queue_url)["VisibilityTimeout"]) == expected
@@ -289,7 +289,7 @@ def test_dead_letter_consumer_reads_the_dlq_whose_visibility_timeout_it_sets(
     function = lambda_client.get_function_configuration(FunctionName=function_name)
     assert function["Timeout"] == declared.function_timeout
 
-    derived = policy.derived_visibility_timeout(function["Timeout"], declared.batching_window)
+    derived = derived_visibility_timeout(function["Timeout"], declared.batching_window)
 
     assert derived == expected_visibility
     assert int(dead_letter["VisibilityTimeout"]) == derived

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.visibility import derived_visibility_timeout
 
 from .app_spec import QUEUES, QueueSpec
 from .deployment import Deployment, LiveQueue, kms_key_arn, resolve
@@ -43,7 +43,7 @@ def spec(request: pytest.FixtureRequest) -> QueueSpec:
 def test_source_visibility_timeout_is_derived_from_the_function_timeout(
     deployment: Deployment, client_factory: Any, spec: QueueSpec
 ) -> None:
-    expected = policy.derived_visibility_timeout(spec.function_timeout, spec.batching_window or 0)
+    expected = derived_visibility_timeout(spec.function_timeout, spec.batching_window or 0)
     # The rule in numbers, so a change of the shared policy cannot pass unnoticed:
     # 6 x function timeout + batching window (Lambda guide, services-sqs-configure).
     assert expected == 6 * spec.function_timeout + (spec.batching_window or 0)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.visibility import derived_visibility_timeout
 
 from .app_spec import EVENTS, LEDGER, ORDERS, QUEUES, QueueSpec
 from .deployment import Deployment
@@ -114,7 +114,7 @@ def test_message_of_a_crashed_consumer_returns_only_after_the_visibility_timeout
     deployment: Deployment, sqs: Any, spec: QueueSpec
 ) -> None:
     source, _ = urls(deployment, spec)
-    visibility = policy.derived_visibility_timeout(spec.function_timeout, spec.batching_window or 0)
+    visibility = derived_visibility_timeout(spec.function_timeout, spec.batching_window or 0)
     send(sqs, source, f"crash-{spec.construct_id}", group="crash" if spec.fifo else None)
     started = time.monotonic()
     (first,) = receive(sqs, source, wait=1)

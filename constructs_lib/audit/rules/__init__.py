@@ -2,7 +2,7 @@
 
 The Spark job, the single-process engine and the in-app validation plugin all call
 ``evaluate``; the numbers and decisions come from ``constructs_lib.limits`` and
-``constructs_lib.policy.decisions``, the same ones the constructs use at synth time.
+``constructs_lib.policy``, the same ones the constructs use at synth time.
 
 A rule that needs a value the audit could not resolve (a parameter, an unknown import) does not
 guess: it reports the value as QR900 (info), naming the rule it could not judge.

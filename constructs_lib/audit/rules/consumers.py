@@ -12,7 +12,7 @@ from constructs_lib.audit.parse.intrinsics import describe
 from constructs_lib.audit.rules.context import lambda_consumers, once_per_function
 from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
 from constructs_lib.audit.rules.properties import int_prop, name_of
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.visibility import derived_visibility_timeout
 
 
 def _consumer_numbers(ctx: QueueContext) -> Iterator[tuple[Resource, int, int, int]]:
@@ -65,7 +65,7 @@ QR006 = Rule(
 
 def _qr007(ctx: QueueContext) -> Iterator[Outcome]:
     for mapping, visibility, timeout, window in _consumer_numbers(ctx):
-        needed = policy.derived_visibility_timeout(timeout, window)
+        needed = derived_visibility_timeout(timeout, window)
         # Below the function timeout is QR006 (an error); QR007 is the recommendation above it.
         if timeout <= visibility < needed:
             yield Hit(

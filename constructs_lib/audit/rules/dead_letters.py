@@ -23,7 +23,12 @@ from constructs_lib.audit.rules.properties import (
     object_prop,
 )
 from constructs_lib.errors import Problem
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.dead_letters import (
+    expiry_before_dead_letter_problems,
+    max_receive_count_problems,
+    message_size_problems,
+    retention_problems,
+)
 
 
 def _comparison_only(
@@ -83,9 +88,9 @@ def _qr003(ctx: QueueContext) -> Iterator[Outcome]:
     for dlq in ctx.dead_letter_queues:
         dead = int_prop(dlq, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
         problems = _comparison_only(
-            policy.retention_problems(False, source, dead),
-            policy.retention_problems(False, source, None),
-            policy.retention_problems(False, None, dead),
+            retention_problems(False, source, dead),
+            retention_problems(False, source, None),
+            retention_problems(False, None, dead),
         )
         if problems:
             yield Hit(
@@ -190,8 +195,8 @@ def _qr008(ctx: QueueContext) -> Iterator[Outcome]:
     count = int_value(
         ctx.queue, "RedrivePolicy.maxReceiveCount", redrive.get("maxReceiveCount"), None
     )
-    with_consumer = policy.max_receive_count_problems(count, True)
-    without = set(policy.max_receive_count_problems(count, False))
+    with_consumer = max_receive_count_problems(count, True)
+    without = set(max_receive_count_problems(count, False))
     if [p for p in with_consumer if p not in without]:
         yield Hit(
             ctx.queue,
@@ -226,7 +231,7 @@ def _qr018(ctx: QueueContext) -> Iterator[Outcome]:
     retention = int_prop(ctx.queue, "MessageRetentionPeriod", limits.RETENTION_DEFAULT)
     plain = [
         Hit(ctx.queue, f"queue {name_of(ctx.queue)} keeps messages {retention} s, which {p.rule}")
-        for p in policy.expiry_before_dead_letter_problems(count, visibility, retention)
+        for p in expiry_before_dead_letter_problems(count, visibility, retention)
     ]
     backed_off: list[Outcome] = []
     if count is not None and visibility is not None and retention is not None:
@@ -262,9 +267,9 @@ def _qr021(ctx: QueueContext) -> Iterator[Outcome]:
     for dlq in ctx.dead_letter_queues:
         dead = _message_size(dlq)
         problems = _comparison_only(
-            policy.message_size_problems(source, dead),
-            policy.message_size_problems(source, None),
-            policy.message_size_problems(None, dead),
+            message_size_problems(source, dead),
+            message_size_problems(source, None),
+            message_size_problems(None, dead),
         )
         if problems:
             yield Hit(

@@ -17,7 +17,7 @@ from constructs_lib.audit.model import (
 from constructs_lib.audit.parse.intrinsics import describe, is_ref, is_unresolved
 from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.rules.properties import bool_prop, name_of
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.encryption import is_aws_managed_sqs_key
 
 
 def _qr012(ctx: QueueContext) -> Iterator[Outcome]:
@@ -64,7 +64,7 @@ def _qr029(ctx: QueueContext) -> Iterator[Outcome]:
         is_unresolved(key) and not known_key and not key.endswith(f":{limits.AWS_MANAGED_SQS_KEY}")
     ):
         raise Unknowable(ctx.queue, f"KmsMasterKeyId is {describe(key)}")
-    if policy.is_aws_managed_sqs_key(key):
+    if is_aws_managed_sqs_key(key):
         yield Hit(
             ctx.queue,
             f"queue {name_of(ctx.queue)} is encrypted with the AWS managed key ({key}) and "

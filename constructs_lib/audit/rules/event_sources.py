@@ -21,7 +21,13 @@ from constructs_lib.audit.rules.properties import (
     object_prop,
     strings,
 )
-from constructs_lib.policy import decisions as policy
+from constructs_lib.policy.event_sources import (
+    batch_payload_problems,
+    concurrency_ceiling,
+    event_source_problems,
+    provisioned_poller_problems,
+    reserved_concurrency_problems,
+)
 
 _ESM_PROPERTY = {
     "batch_size": "BatchSize",
@@ -44,7 +50,7 @@ def _qr014(ctx: QueueContext) -> Iterator[Outcome]:
             if isinstance(scaling, dict)
             else None
         )
-        for problem in policy.event_source_problems(fifo, batch, window, concurrency):
+        for problem in event_source_problems(fifo, batch, window, concurrency):
             prop = _ESM_PROPERTY.get(problem.prop, problem.prop)
             yield Hit(
                 mapping,
@@ -135,7 +141,7 @@ def _qr016(ctx: QueueContext) -> Iterator[Outcome]:
             mapping, "ProvisionedPollerConfig.MaximumPollers", pollers.get("MaximumPollers"), None
         )
         concurrency = _max_concurrency(mapping)
-        for problem in policy.provisioned_poller_problems(minimum, maximum, concurrency):
+        for problem in provisioned_poller_problems(minimum, maximum, concurrency):
             prop = _POLLER_PROPERTY.get(problem.prop, problem.prop)
             value = (
                 f"({minimum}, {maximum})"
@@ -172,7 +178,7 @@ def _concurrency_ceiling(mapping: Resource) -> int | None:
             pollers.get("MaximumPollers"),
             limits.MAX_POLLERS_DEFAULT,
         )
-    return policy.concurrency_ceiling(_max_concurrency(mapping), maximum_pollers)
+    return concurrency_ceiling(_max_concurrency(mapping), maximum_pollers)
 
 
 def _qr017(ctx: QueueContext) -> Iterator[Outcome]:
@@ -190,7 +196,7 @@ def _qr017(ctx: QueueContext) -> Iterator[Outcome]:
                 continue  # a pipe has no concurrency cap to count
             name = name_of(mapping) if name_of(mapping) not in ceilings else mapping.uid
             ceilings[name] = _concurrency_ceiling(mapping)
-        for problem in policy.reserved_concurrency_problems(reserved, ceilings):
+        for problem in reserved_concurrency_problems(reserved, ceilings):
             yield Hit(
                 function,
                 f"function {name_of(function)} has ReservedConcurrentExecutions {reserved}, which "
@@ -245,7 +251,7 @@ def _qr022(ctx: QueueContext) -> Iterator[Outcome]:
         batch = int_prop(mapping, "BatchSize", limits.BATCH_SIZE_DEFAULT)
         if batch is None or size is None:
             continue
-        if policy.batch_payload_problems(batch, size):
+        if batch_payload_problems(batch, size):
             fits = max(limits.LAMBDA_SYNC_PAYLOAD_MAX // size, 1)
             yield Hit(
                 mapping,

@@ -1,4 +1,4 @@
-"""Docstrings and signatures for the public calls, from the parameter tables in ``prop_tables.py``.
+"""Docstrings and signatures for the public calls, from the parameter tables in ``prop_tables``.
 
 ``help(ResilientQueue)`` and IDEs read what Python gives them. Two things jsii hides:
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import Duration, Token
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs_lib import limits, policy
 from constructs_lib.backoff import Backoff
 from constructs_lib.errors import Problem
+from constructs_lib.params.durations import duration_seconds
 from constructs_lib.queue import naming
 
 
@@ -80,10 +81,12 @@ def seconds_or_none(duration: Duration | None, prop: str = "duration") -> int | 
             f"{prop} must be an aws_cdk.Duration such as Duration.seconds(30), "
             f"not {type(duration).__name__} {duration!r}"
         )
-    seconds = duration.to_seconds()
-    if isinstance(seconds, int) or not Token.is_unresolved(seconds):
-        return int(seconds)
-    return None
+    seconds = duration_seconds(duration)
+    if isinstance(seconds, float):
+        # Lambda counts a timeout in whole seconds: CDK refuses a fractional one when it creates
+        # the function, so a timeout read from a function never gets here.
+        raise ValueError(f"{prop} is {seconds:g} s, but AWS counts it in whole seconds")
+    return seconds
 
 
 def function_timeout_seconds(

@@ -27,6 +27,7 @@ from typing import Any
 from aws_cdk import Duration, Token
 
 from constructs_lib.errors import ParameterTypeError, Problem
+from constructs_lib.params.durations import duration_seconds
 from constructs_lib.params.kinds import Choice, Kind, Whole
 
 
@@ -292,13 +293,9 @@ class Table:
 def _whole_seconds(param: Param, duration: Duration) -> tuple[int | None, Problem | None]:
     """Whole seconds, or None for a token; a fraction is a problem, with the whole seconds
     its fix offers (rounded up, within the range) as the value."""
-    seconds = duration.to_seconds(integral=False)
-    if isinstance(seconds, int):
+    seconds = duration_seconds(duration)
+    if not isinstance(seconds, float):
         return seconds, None
-    if Token.is_unresolved(seconds):
-        return None, None
-    if seconds.is_integer():
-        return int(seconds), None
     whole = max(math.ceil(seconds), 1)
     if param.range is not None:
         step = param.range.step

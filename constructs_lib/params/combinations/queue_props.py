@@ -12,8 +12,8 @@ from aws_cdk import Token
 from aws_cdk import aws_sqs as sqs
 
 from constructs_lib import limits
-from constructs_lib.alarms import signals as queue_signals
-from constructs_lib.alarms import tiers as alarm_tiers
+from constructs_lib.alarms.signals import signal_problems
+from constructs_lib.alarms.tiers import silent_tier_problems
 from constructs_lib.errors import Problem
 from constructs_lib.params.combinations._dead_letter_retention import (
     dead_letter_retention_and_problems,
@@ -85,7 +85,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
     problems += _expiry_problems(given, problems, source_retention)
-    problems += alarm_tiers.silent_tier_problems(arguments)
+    problems += silent_tier_problems(arguments)
     if not fifo:
         problems += [
             Problem(
@@ -94,7 +94,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
             for prop in FIFO_ONLY
             if arguments[prop] is not None
         ]
-    problems += queue_signals.signal_problems(fifo, given["expected_traffic"], arguments["fair"])
+    problems += signal_problems(fifo, given["expected_traffic"], arguments["fair"])
     if dead_letter_queue is not None and dead_letter_queue.fifo != fifo:
         problems.append(
             Problem(

@@ -48,7 +48,7 @@ class ResilientQueue(Construct):
     ``critical_actions``) or a warning (files a ticket: ``warning_actions``), optionally behind
     one composite alarm (``composite_alarm``; ``alarm_tiers``, docs/alarms.md). Opt-in:
     an alarm on producers falling silent (``expected_traffic``), and a fair queue's quiet tenants
-    watched instead of the whole queue (``fair``; ``queue_signals``, docs/traffic.md).
+    watched instead of the whole queue (``fair``; ``alarms.signals``, docs/traffic.md).
 
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular
@@ -61,7 +61,7 @@ class ResilientQueue(Construct):
     the wrong kind raises ``TypeError``, a value out of range ``ConfigurationError`` (see the
     parameter tables in the docs).
 
-    The warnings that are the audit's findings (``deferred_checks.AUDIT_RULE_OF_WARNING``: empty
+    The warnings that are the audit's findings (``synth.deferred.AUDIT_RULE_OF_WARNING``: empty
     ``alarm_actions`` is QR024, for example) are decided at synth: a suppression of that rule
     which the audit would honour for the resources the finding names turns the warning into an
     info naming the rule and the reason. That is an acknowledgment on the construct or any

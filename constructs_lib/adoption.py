@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from aws_cdk import CfnResource
 from constructs import IConstruct
@@ -136,24 +135,21 @@ def _is_kind(value: object, wanted: str) -> bool:
     return isinstance(value, str) or (value is None and wanted.endswith("or None"))
 
 
-def take_defaults(existing: ExistingQueues | None, arguments: dict[str, Any]) -> list[Problem]:
-    """Set ``arguments``' queue name and type from the deployed queues unless given (they are
-    what the user means unless said otherwise); return what is wrong with ``existing``."""
+def take_defaults(
+    existing: ExistingQueues | None,
+    queue_name: str | None,
+    fifo: bool | None,
+    dead_letter_given: bool,
+) -> tuple[str | None, bool | None, list[Problem]]:
+    """The queue name and type, from the deployed queues unless given (they are what the user
+    means unless said otherwise), and what is wrong with ``existing``."""
     if existing is None:
-        return []
-    if arguments["queue_name"] is None and not existing.names_generated:
-        arguments["queue_name"] = existing.deployed_queue_name
-    if arguments["fifo"] is None and existing.fifo:
-        arguments["fifo"] = True
-    given_dead_letter = arguments["dead_letter_queue"] is not None
-    return existing_problems(existing, arguments["queue_name"], given_dead_letter)
-
-
-def pair_arguments(existing: ExistingQueues | None) -> dict[str, Any]:
-    """What ``create_queue_pair`` needs to keep generated names."""
-    if existing is None or not existing.names_generated:
-        return {}
-    return {"names_generated": True, "deployed_source_name": existing.deployed_queue_name}
+        return queue_name, fifo, []
+    if queue_name is None and not existing.names_generated:
+        queue_name = existing.deployed_queue_name
+    if fifo is None and existing.fifo:
+        fifo = True
+    return queue_name, fifo, existing_problems(existing, queue_name, dead_letter_given)
 
 
 def adopt(

@@ -1,9 +1,9 @@
 """``RetryBackoff``: what ``ResilientQueue.add_lambda_consumer(retry_backoff=...)`` takes, in CDK
 types (durations), and its conversion to the ``constructs_lib.backoff.Backoff`` a handler reads.
 
-The fields are declared, with their kinds and ranges, in ``prop_tables.RETRY_BACKOFF`` and checked
-by the call that receives the settings (``consumer_backoff``), which knows the queue: its
-``max_receive_count`` and retention complete the schedule.
+The fields are declared, with their kinds and ranges, in ``params.prop_tables.RETRY_BACKOFF``
+and checked by the call that receives the settings (``consumer.backoff_layer``), which knows the
+queue: its ``max_receive_count`` and retention complete the schedule.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ data), so all of them behave alike. Each spec here chooses its alarm's tier and 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aws_cdk import Names
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -32,6 +31,9 @@ from constructs_lib.alarms.alarm import (
     queue_metric,
 )
 from constructs_lib.alarms.tiers import AlarmTiers
+
+if TYPE_CHECKING:
+    from constructs_lib.params.settings import QueueSettings
 
 # A consumer fails every message: at least this percentage of the events its mapping invoked
 # it with failed, in each of this many consecutive minutes. Not 100: a stray success (a message
@@ -68,13 +70,13 @@ class AlarmFactory:
 
     @classmethod
     def of_queue(
-        cls, scope: Construct, queue_name: str, fifo: bool, arguments: Mapping[str, Any]
+        cls, scope: Construct, queue_name: str, fifo: bool, settings: QueueSettings
     ) -> AlarmFactory:
-        """The factory of a ``ResilientQueue(...)`` call, from its ``arguments`` by name: its
+        """The factory of a ``ResilientQueue(...)`` call, from its ``settings``: its
         ``max_receive_count`` and its tiers' actions."""
-        tiers = AlarmTiers.of_queue(scope, queue_name, arguments)
-        fair = arguments["fair"] is True
-        return cls(scope, queue_name, fifo, arguments["max_receive_count"], tiers, fair)
+        tiers = AlarmTiers.of_queue(scope, queue_name, settings)
+        fair = settings.fair is True
+        return cls(scope, queue_name, fifo, settings.max_receive_count, tiers, fair)
 
     def create(self, spec: AlarmSpec, scope: Construct | None = None) -> cloudwatch.Alarm:
         """One alarm of ``spec`` in ``scope`` (default: the queue's), with its tier's actions."""

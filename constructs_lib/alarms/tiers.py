@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsii
 from aws_cdk import (
@@ -32,6 +32,9 @@ from constructs import Construct, IValidation
 
 from constructs_lib.alarms.alarm import RUNBOOK, AlarmSpec, Tier, create_alarm
 from constructs_lib.errors import Problem
+
+if TYPE_CHECKING:
+    from constructs_lib.params.settings import QueueSettings
 
 COMPOSITE_ALARM_ID = "CriticalAlarm"
 # "The rule expression of a composite alarm can include as many as 100 underlying alarms"
@@ -94,17 +97,15 @@ class AlarmTiers:
         None without ``composite_alarm``."""
 
     @classmethod
-    def of_queue(
-        cls, scope: Construct, queue_name: str, arguments: Mapping[str, Any]
-    ) -> AlarmTiers:
-        """The tiers of a ``ResilientQueue(...)`` call, from its ``arguments`` by name."""
+    def of_queue(cls, scope: Construct, queue_name: str, settings: QueueSettings) -> AlarmTiers:
+        """The tiers of a ``ResilientQueue(...)`` call, from its ``settings``."""
         actions = TierActions.given(
-            arguments["alarm_actions"],
-            arguments["critical_actions"],
-            arguments["warning_actions"],
-            arguments["ok_actions"],
+            settings.alarm_actions,
+            settings.critical_actions,
+            settings.warning_actions,
+            settings.ok_actions,
         )
-        return cls(scope, queue_name, actions, arguments["composite_alarm"])
+        return cls(scope, queue_name, actions, settings.composite_alarm)
 
     def create(self, spec: AlarmSpec, scope: Construct | None = None) -> cloudwatch.Alarm:
         """The alarm of ``spec`` in ``scope`` (default: the queue's), with its tier's actions,

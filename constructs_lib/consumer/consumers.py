@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aws_cdk import Acknowledgment, Names, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -25,8 +25,11 @@ from constructs_lib.consumer.event_source import (
 )
 from constructs_lib.errors import Problem
 from constructs_lib.params import combinations as call_checks
-from constructs_lib.params import table as param_table
+from constructs_lib.retry_backoff import RetryBackoff
 from constructs_lib.synth.deferred import FunctionChecks, QueueFeeds, WarningReporter
+
+if TYPE_CHECKING:
+    from constructs_lib.params.settings import ConsumerCall
 
 
 @dataclass(frozen=True)
@@ -95,38 +98,26 @@ class QueueConsumers:
                 paths.add(mapping.node.default_child.node.path)
         return paths
 
-    def add(self, table: param_table.Table, arguments: dict[str, Any]) -> LambdaConsumer:
+    def add(self, call: ConsumerCall) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
-        function: lambda_.IFunction = arguments["function"]
-        consumer_backoff.check_kinds(
-            table, lambda: self.scope.node.path, arguments, self.consumed.fifo
-        )
-        given = table.read(arguments, self.consumed.fifo)
-        unresolved = list(given.unresolved)
+        function = call.function
         problems = self._queue_problems(function)
-        problems += given.problems
+        problems += call.problems
         timeout, timeout_problems = function_timeout_seconds(
-            function, given["function_timeout"], "function_timeout" in given.unresolved
+            function, call.timeout_seconds, "function_timeout" in call.unresolved
         )
         problems += timeout_problems
-        window: int | None = given["max_batching_window"]
-        factor: float | None = given["visibility_timeout_factor"]
-        problems += policy.batching_problems(self.consumed.fifo, given["batch_size"], window)
+        window, factor = call.window_seconds, call.known_factor
+        problems += policy.batching_problems(self.consumed.fifo, call.known_batch_size, window)
         if factor is not None:
             problems += policy.visibility_factor_problems(factor, timeout, window)
         problems += self._receive_problems()
         backoff_plan, backoff_problems = self._backoff_plan(
-            arguments.get("retry_backoff"), function, arguments["report_batch_item_failures"]
+            call.retry_backoff, function, call.report_batch_item_failures
         )
         problems += backoff_problems
-        pollers = arguments["provisioned_pollers"]
-        if pollers is not None:
-            known = [p if isinstance(p, int) else None for p in pollers]
-            if None in known:
-                unresolved.append("provisioned_pollers")
-            problems += policy.provisioned_poller_problems(
-                known[0], known[1], arguments["max_concurrency"]
-            )
+        unresolved_pollers, poller_problems = _poller_problems(call)
+        problems += poller_problems
         derived = 0
         if (
             timeout is not None
@@ -136,26 +127,17 @@ class QueueConsumers:
             derived = policy.derived_visibility_timeout(timeout, window or 0, factor)
             problems += self._visibility_problems(derived, timeout, backoff_plan)
         problems += policy.batch_payload_problems(
-            given["batch_size"], self.consumed.max_message_size
+            call.known_batch_size, self.consumed.max_message_size
         )
-        problems += _event_source_warnings(arguments)
+        problems += _event_source_warnings(call)
         mapping_id = f"SqsEventSource:{Names.node_unique_id(self.consumed.queue.node)}"
         self._reporter.report(
-            unresolved, problems, lambda: function.node.try_find_child(mapping_id)
+            [*call.unresolved, *unresolved_pollers],
+            problems,
+            lambda: function.node.try_find_child(mapping_id),
         )
         assert timeout is not None  # a missing timeout is one of the problems raised above
-        settings = ConsumerSettings(
-            batch_size=arguments["batch_size"],
-            batching_window=window,
-            max_concurrency=arguments["max_concurrency"],
-            report_batch_item_failures=arguments["report_batch_item_failures"],
-            visibility_timeout_factor=arguments["visibility_timeout_factor"],
-            enabled=arguments.get("enabled", True),
-            filters=arguments.get("filters"),
-            event_source_metrics=arguments["event_source_metrics"],
-            provisioned_pollers=pollers,
-            retry_backoff=backoff_plan.schedule if backoff_plan else None,
-        )
+        settings = _consumer_settings(call, backoff_plan)
         consumer = self._attach(function, mapping_id, timeout, derived, settings)
         if backoff_plan is not None:
             backoff_plan.apply()
@@ -183,7 +165,10 @@ class QueueConsumers:
         return policy.lambda_receive_count_problems(self.consumed.max_receive_count)
 
     def _backoff_plan(
-        self, retry: Any, function: lambda_.IFunction, report_batch_item_failures: bool
+        self,
+        retry: RetryBackoff | None,
+        function: lambda_.IFunction,
+        report_batch_item_failures: bool,
     ) -> tuple[consumer_backoff.BackoffPlan | None, list[Problem]]:
         """What ``retry_backoff`` (source consumers only) does to the function, or why not."""
         if retry is None:
@@ -265,14 +250,44 @@ class QueueConsumers:
         return LambdaConsumer(function, event_source, timeout, derived, settings, queue, *alarms)
 
 
-def _event_source_warnings(arguments: Mapping[str, Any]) -> list[Problem]:
+def _consumer_settings(
+    call: ConsumerCall, backoff_plan: consumer_backoff.BackoffPlan | None
+) -> ConsumerSettings:
+    """What the consumer is set up with: the call's values, the window in seconds, and the
+    schedule ``retry_backoff`` puts in the function's environment."""
+    return ConsumerSettings(
+        batch_size=call.batch_size,
+        batching_window=call.window_seconds,
+        max_concurrency=call.max_concurrency,
+        report_batch_item_failures=call.report_batch_item_failures,
+        visibility_timeout_factor=call.visibility_timeout_factor,
+        enabled=call.enabled,
+        filters=call.filters,
+        event_source_metrics=call.event_source_metrics,
+        provisioned_pollers=call.provisioned_pollers,
+        retry_backoff=backoff_plan.schedule if backoff_plan else None,
+    )
+
+
+def _poller_problems(call: ConsumerCall) -> tuple[list[str], list[Problem]]:
+    """``provisioned_pollers`` against ``max_concurrency``; ``["provisioned_pollers"]`` as
+    unresolved when either bound is a token."""
+    pollers = call.provisioned_pollers
+    if pollers is None:
+        return [], []
+    known = [p if isinstance(p, int) else None for p in pollers]
+    unresolved = ["provisioned_pollers"] if None in known else []
+    return unresolved, policy.provisioned_poller_problems(known[0], known[1], call.max_concurrency)
+
+
+def _event_source_warnings(call: ConsumerCall) -> list[Problem]:
     """What an event source's settings quietly do to failing or unwanted messages."""
     problems: list[Problem] = []
-    if arguments.get("filters"):
+    if call.filters:
         problems.append(
             Problem(
                 "filters",
-                arguments["filters"],
+                call.filters,
                 "drop every message that matches no filter: Lambda deletes it from the queue, "
                 "it is never dead-lettered, and only FilteredOutEventCount counts it",
                 "make sure every message this consumer must not see is meant to be deleted, or "
@@ -280,7 +295,7 @@ def _event_source_warnings(arguments: Mapping[str, Any]) -> list[Problem]:
                 severity="warning",
             )
         )
-    if not arguments["event_source_metrics"] and arguments["report_batch_item_failures"]:
+    if not call.event_source_metrics and call.report_batch_item_failures:
         problems.append(
             Problem(
                 "event_source_metrics",

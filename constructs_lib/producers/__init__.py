@@ -1,3 +1,4 @@
-"""What sends into a ResilientQueue: the AWS services that produce to it and the operators who
-redrive its dead letters (``services``), the calls that add them (``calls``), and SNS's own
-delivery failures (``sns_delivery_failures``)."""
+"""What sends into a ResilientQueue: the collaborator the construct delegates ``add_producer``
+and ``grant_redrive`` to (``calls``), the rules of each producer (``problems``), its wiring
+(``wiring``), the policy statements the services need (``statements``), and SNS's own delivery
+failures (``sns_delivery_failures``)."""

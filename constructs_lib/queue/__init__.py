@@ -1,6 +1,7 @@
 """ResilientQueue (``construct``) and what it is made of: the queue pair (``pair``), KMS keys
-(``keys``), grants (``grants``), redrive (``redrive``), the dashboard (``dashboard``), and how a
-message names a resource (``naming``)."""
+(``keys``), grants (``grants``), redrive (``redrive``), the dashboard (``dashboard``), how a
+message names a resource (``naming``), and how the construct's parts are put together and kept
+in step (``assembly``)."""
 
 from __future__ import annotations
 

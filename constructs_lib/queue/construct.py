@@ -1,45 +1,42 @@
 """ResilientQueue: an SQS source queue, its dead-letter queue, their alarms and Lambda consumers.
 
-The construct composes its collaborators: the queue pair (``queue_pair``), the alarm factory
-(``queue_alarms``), the consumers of each queue (``queue_consumers``), the producers
-(``producers``, through ``producer_calls``) and the checks decided at synth (``deferred_checks``).
+Each call's arguments are checked once into typed settings (``params.settings``); the construct
+composes the queue pair, alarms, consumers (``assembly``), producers and synth-time checks.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_lib import adoption, limits, policy
+from constructs_lib import limits
 from constructs_lib.adoption import ExistingQueues
-from constructs_lib.alarms import QueueAlarms
-from constructs_lib.alarms import signals as queue_signals
 from constructs_lib.alarms import tiers as alarm_tiers
-from constructs_lib.alarms.factory import AlarmFactory
 from constructs_lib.consumer import LambdaConsumer
-from constructs_lib.consumer.bypass import BypassingConsumers
-from constructs_lib.consumer.consumers import ConsumedQueue, QueueConsumers
-from constructs_lib.errors import Problem
-from constructs_lib.params import combinations as call_checks
 from constructs_lib.params import docstrings, prop_tables
-from constructs_lib.producers import services as producers
-from constructs_lib.producers.calls import ProducerCalls
-from constructs_lib.queue import naming
-from constructs_lib.queue.pair import create_queue_pair, physical_name
+from constructs_lib.params import settings as call_settings
+from constructs_lib.producers.calls import Producers
+from constructs_lib.producers.problems import DEFAULT_S3_EVENTS
+from constructs_lib.producers.sns_delivery_failures import SnsDeliveryFailures
+from constructs_lib.queue import assembly, dashboard
+from constructs_lib.queue.pair import physical_name
 from constructs_lib.retry_backoff import RetryBackoff
-from constructs_lib.synth.deferred import DeliveryBeforeExpiry, WarningReporter
+from constructs_lib.synth.deferred import WarningReporter
 
 
 @docstrings.signed
-class ResilientQueue(ProducerCalls, Construct):
+class ResilientQueue(Construct):
     """An SQS queue built for Lambda consumers, with a dead-letter queue and alarms.
 
     Creates a source queue and a dead-letter queue (DLQ) of the same type, both encrypted and
@@ -50,7 +47,7 @@ class ResilientQueue(ProducerCalls, Construct):
     ``critical_actions``) or a warning (files a ticket: ``warning_actions``), optionally behind
     one composite alarm (``composite_alarm``; ``alarm_tiers``, docs/alarms.md). Opt-in:
     an alarm on producers falling silent (``expected_traffic``), and a fair queue's quiet tenants
-    watched instead of the whole queue (``fair``; ``queue_signals``, docs/traffic.md).
+    watched instead of the whole queue (``fair``; ``alarms.signals``, docs/traffic.md).
 
     Both queues get deterministic physical names (the DLQ's redrive-allow policy must name the
     source's ARN without referring to the source resource, which would be a circular
@@ -63,7 +60,7 @@ class ResilientQueue(ProducerCalls, Construct):
     the wrong kind raises ``TypeError``, a value out of range ``ConfigurationError`` (see the
     parameter tables in the docs).
 
-    The warnings that are the audit's findings (``deferred_checks.AUDIT_RULE_OF_WARNING``: empty
+    The warnings that are the audit's findings (``synth.deferred.AUDIT_RULE_OF_WARNING``: empty
     ``alarm_actions`` is QR024, for example) are decided at synth: a suppression of that rule
     which the audit would honour for the resources the finding names turns the warning into an
     info naming the rule and the reason. That is an acknowledgment on the construct or any
@@ -77,6 +74,9 @@ class ResilientQueue(ProducerCalls, Construct):
     Each parameter, with its kind, range and default, is documented on ``__init__`` (rendered
     from ``prop_tables.QUEUE``, like the README and docs/api.md tables).
     """
+
+    # Where messages and help() name the class: its public path, as before the package split.
+    __module__ = "constructs_lib.queue"
 
     @docstrings.with_params(prop_tables.QUEUE)
     def __init__(
@@ -114,61 +114,39 @@ class ResilientQueue(ProducerCalls, Construct):
         raises ``TypeError``, a value out of range ``ConfigurationError`` listing every
         problem at once.
         """
-        arguments = _call_arguments(locals())
-        call_checks.check_new_construct(prop_tables.QUEUE, arguments)
+        arguments = call_settings.new_queue_arguments(locals())
         super().__init__(scope, construct_id)
-        adoption_problems = adoption.take_defaults(existing, arguments)
-        queue_name = arguments["queue_name"]
         # Warnings that a suppression of an audit rule may turn into infos, decided at synth.
         self._reporter = WarningReporter(self, lambda: list(self.alarms), lambda: self.queue)
-        given = call_checks.check_queue(arguments)
-        self._reporter.report(given.unresolved, given.problems + adoption_problems)
+        self._settings = settings = call_settings.queue_settings(arguments, self._reporter.report)
         self.existing = existing
         """The deployed queues this construct takes over (``existing``), or None."""
-
-        self.fifo = given.fifo
+        self.fifo = settings.fifo
         """Whether both queues are FIFO."""
         self.max_receive_count = max_receive_count
-        self.source_retention = given.source_retention
-        self.dead_letter_retention = given.dead_letter_retention
-        self._explicit_visibility: int | None = given["visibility_timeout"]
-        self._visibility_unknown = "visibility_timeout" in given.unresolved
-        self.max_message_size: int | None = given["max_message_size"]
+        self.source_retention = settings.source_retention
+        self.dead_letter_retention = settings.dead_letter_retention
+        self.max_message_size: int | None = settings.message_size_bytes
         """The maximum message size given (bytes), or None: SQS's default of 1 MiB."""
-        self._explicit_in_flight = in_flight_alarm_threshold
-        self.queue_name = physical_name(self, queue_name, self.fifo)
+        self.queue_name = physical_name(self, settings.queue_name, self.fifo)
         """Physical name of the source queue."""
-        pair_arguments = {k: v for k, v in arguments.items() if k in _PAIR_ARGUMENTS}
-        pair_arguments |= adoption.pair_arguments(existing)  # keeps generated names
-        self._pair = create_queue_pair(
-            self, **pair_arguments, queue_name=self.queue_name, fifo=self.fifo
-        )
+        self._pair = assembly.create_pair(self, settings, self._reporter)
         self.dead_letter_queue: sqs.IQueue = self._pair.dead_letter_queue
         """The dead-letter queue (created, or the one given)."""
         self.queue: sqs.Queue = self._pair.queue
         """The source queue."""
-        self._reporter.decide_at_synth(self._pair.cfn_queue)
-        adoption.adopt(existing, self._pair, self.queue_name, self.fifo, self._reporter.warn)
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
         self.dead_letter_consumers: list[LambdaConsumer] = []
         """The consumers of the dead-letter queue (``add_dead_letter_consumer``)."""
-        self.in_flight_threshold: int = in_flight_alarm_threshold or policy.in_flight_threshold(
-            self.fifo, None
-        )
+        self.in_flight_threshold: int = assembly.initial_in_flight_threshold(settings)
         """The in-flight alarm's threshold, as it will be deployed."""
         self.fair = fair
         """Whether the source is a fair queue (``fair``)."""
-        self._alarm_factory, self.alarms = _create_alarms(
-            self, given["expected_traffic"], arguments
-        )
-        self._producers = producers.Producers(
-            self, self._pair, self._alarm_factory, self.dead_letter_retention, self.max_message_size
-        )
-        self._source_consumers, self._dead_letter_consumers = self._queue_consumers()
-        self._bypassing = _watch_visibility(self, max_receive_count)
-
-    # --- consumers ---------------------------------------------------------------------------
+        self._alarm_factory, self.alarms = assembly.create_alarms(self, settings)
+        self._producers = Producers(self, self._pair, self._alarm_factory, self._reporter, settings)
+        self._source_consumers, self._dead_letter_consumers = assembly.queue_consumers(self)
+        self._bypassing = assembly.watch_visibility(self, max_receive_count)
 
     def add_lambda_consumer(
         self,
@@ -250,8 +228,11 @@ class ResilientQueue(ProducerCalls, Construct):
             ``add_dead_letter_consumer``: the DLQ has no DLQ, so no receive is the last. Default:
             none, failed messages come back after the visibility timeout.
         """
-        arguments = _call_arguments(locals())
-        return self._source_consumers.add(prop_tables.CONSUMER, arguments)
+        arguments = call_settings.call_arguments(locals())
+        call = call_settings.consumer_call(
+            prop_tables.CONSUMER, lambda: self.node.path, arguments, self.fifo
+        )
+        return self._source_consumers.add(call)
 
     def add_dead_letter_consumer(
         self,
@@ -301,14 +282,17 @@ class ResilientQueue(ProducerCalls, Construct):
         :param provisioned_pollers: ``(minimum, maximum)`` event pollers for provisioned mode,
             as for ``add_lambda_consumer``. Default: none, on-demand polling.
         """
-        arguments = _call_arguments(locals())
-        return self._dead_letter_consumers.add(prop_tables.DEAD_LETTER_CONSUMER, arguments)
+        arguments = call_settings.call_arguments(locals())
+        call = call_settings.consumer_call(
+            prop_tables.DEAD_LETTER_CONSUMER, lambda: self.node.path, arguments, self.fifo
+        )
+        return self._dead_letter_consumers.add(call)
 
     @property
     def visibility_timeout(self) -> int:
         """The source queue's visibility timeout in seconds, as it will be deployed."""
-        if self._explicit_visibility is not None:
-            return self._explicit_visibility
+        if self._settings.visibility_seconds is not None:
+            return self._settings.visibility_seconds
         return self._source_consumers.visibility_timeout or limits.VISIBILITY_TIMEOUT_DEFAULT
 
     @property
@@ -322,6 +306,85 @@ class ResilientQueue(ProducerCalls, Construct):
         """Every alarm by tier (``by_tier()``), and the ``composite_alarm`` (None without one)."""
         return self._alarm_factory.tiers
 
+    @property
+    def sns_delivery_failures(self) -> SnsDeliveryFailures | None:
+        """What SNS could not deliver to the source queue: a queue and its depth alarm, created
+        by the first ``add_producer`` of a topic (docs/kms.md). None without a topic."""
+        return self._producers.sns_delivery_failures
+
+    def grant_redrive(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` move dead letters back to the source with ``StartMessageMoveTask``,
+        and list and cancel move tasks.
+
+        On the DLQ: start, list and cancel move tasks, receive, delete and get attributes; on
+        the source: send and get attributes; with customer KMS keys, ``kms:Decrypt`` on the
+        DLQ's key and ``kms:GenerateDataKey`` and ``kms:Decrypt`` on the source's (one
+        statement when they are the same key), each bound to SQS with ``kms:ViaService``
+        (``sqs.<region>.amazonaws.com``): the grantee cannot use the key outside SQS. Every
+        statement names exactly these queues and keys; a principal of another account is also
+        named in the key policy, with the same condition. A ``dead_letter_queue`` you gave
+        contributes its ``encryption_master_key``; if it was imported without one, a warning
+        gives the key statement to add. The AWS managed key ``alias/aws/sqs`` needs no grant:
+        its policy admits the account's principals.
+
+        A statement this app cannot attach (an imported queue's or key's policy, for a
+        principal of another account) is a warning that holds the statement as JSON, and the
+        returned grant's ``success`` is then False.
+
+        :param grantee: a role, user, group or function (``iam.IGrantable``), usually the
+            operator's role or the redrive tool's.
+        :returns: the combined grant (``iam.Grant``), for dependencies; ``success`` False when a
+            statement could not be attached (see the warnings).
+        """
+        return self._producers.grant_redrive(grantee)
+
+    def add_producer(
+        self,
+        source: sns.ITopic | events.IRule | s3.IBucket,
+        *,
+        s3_events: Sequence[s3.EventType] = DEFAULT_S3_EVENTS,
+        s3_filters: Sequence[s3.NotificationKeyFilter] = (),
+        raw_message_delivery: bool = False,
+        message_group_id: str | None = None,
+    ) -> sns.Subscription | events.IRuleTarget | None:
+        """Let an SNS topic, an EventBridge rule or an S3 bucket send to the source queue.
+
+        Wires the subscription, rule target or bucket notifications, with a queue policy
+        statement for the service that only this source satisfies (``aws:SourceArn``) and, with
+        a customer KMS key, a key policy statement for ``kms:GenerateDataKey`` and
+        ``kms:Decrypt`` bound to the source (``aws:SourceArn``, and ``aws:SourceAccount`` for a
+        bucket or rule). The first topic also creates the queue that holds what SNS cannot
+        deliver (``sns_delivery_failures``: the source's type, key and message size, the DLQ's
+        retention, and a depth alarm), kept apart from the DLQ. See docs/kms.md for what CDK
+        writes and what this adds or narrows.
+
+        Errors (``ConfigurationError``): a queue encrypted with the AWS managed key
+        ``alias/aws/sqs`` (those services could never encrypt for it); a FIFO queue with a
+        bucket (S3 cannot notify FIFO queues), with a standard topic, or with a rule but no
+        ``message_group_id`` or no content-based deduplication; an imported rule; a rule or
+        bucket in another stack; a topic or rule added twice; an argument for another kind of
+        source. Warnings: a customer key whose policy this app cannot change (imported; the
+        warning holds the statement to add, as JSON), and an
+        SNS key statement left unscoped because the app's feature flag
+        ``@aws-cdk/aws-sns-subscriptions:restrictSqsDescryption`` is off.
+
+        :param source: the producer: an ``sns.ITopic``, an ``events.Rule`` defined in this app,
+            or an ``s3.IBucket``.
+        :param s3_events: S3 only: the events to notify, one notification each. Default:
+            ``s3.EventType.OBJECT_CREATED``.
+        :param s3_filters: S3 only: key filters (``s3.NotificationKeyFilter``) for every event.
+            Default: every object.
+        :param raw_message_delivery: SNS only: deliver the message body without SNS's JSON
+            envelope. Default: off.
+        :param message_group_id: EventBridge only: the message group of the events; required
+            for a FIFO queue. Default: none.
+        :returns: the ``sns.Subscription`` for a topic, the ``events.IRuleTarget`` added to
+            the rule, ``None`` for a bucket.
+        """
+        arguments = call_settings.call_arguments(locals())
+        call = call_settings.producer_call(prop_tables.PRODUCER, lambda: self.node.path, arguments)
+        return self._producers.add(call)
+
     def add_dashboard(self, dashboard_name: str | None = None) -> cloudwatch.Dashboard:
         """A CloudWatch dashboard of this queue, its DLQ, its alarms and its consumers.
 
@@ -330,178 +393,4 @@ class ResilientQueue(ProducerCalls, Construct):
         :param dashboard_name: at most 255 characters of letters, digits, ``-`` and ``_``.
             Default: generated by CloudFormation.
         """
-        from constructs_lib.queue.dashboard import build_dashboard
-
-        arguments = {"dashboard_name": dashboard_name}
-        prop_tables.DASHBOARD.check_kinds(lambda: self.node.path, arguments)
-        self._reporter.report([], call_checks.dashboard_problems(self, dashboard_name))
-        return build_dashboard(self, dashboard_name)
-
-    # --- internals ---------------------------------------------------------------------------
-
-    def _queue_consumers(self) -> tuple[QueueConsumers, QueueConsumers]:
-        """The consumers of the source queue and of the DLQ, each following its queue."""
-        pair = self._pair
-        receives = self.max_receive_count if isinstance(self.max_receive_count, int) else None
-        source = ConsumedQueue(
-            self.queue,
-            dead_letter=False,
-            fifo=self.fifo,
-            max_receive_count=receives,
-            max_message_size=self.max_message_size,
-            explicit_visibility=self._explicit_visibility,
-            visibility_known=not self._visibility_unknown,
-            source_retention=self.source_retention,
-            mapping_logical_ids=dict(self.existing.event_source_logical_ids)
-            if self.existing
-            else {},
-        )
-        dead_letter = dataclasses.replace(
-            source,
-            mapping_logical_ids={},
-            queue=self.dead_letter_queue,
-            dead_letter=True,
-            explicit_visibility=None,
-            refusal=_given_dead_letter_queue_refusal(self.dead_letter_queue)
-            if pair.dead_letter_queue_given
-            else None,
-        )
-        feeds = (
-            (self.queue_name, self.consumers),
-            (pair.dead_letter_name, self.dead_letter_consumers),
-        )
-
-        stack = Stack.of(self)
-
-        def consumers_of(
-            consumed: ConsumedQueue, consumers: list[LambdaConsumer], on_added: Callable[[], None]
-        ) -> QueueConsumers:
-            return QueueConsumers(
-                self,
-                consumed,
-                consumers,
-                stack=stack,
-                reporter=self._reporter,
-                alarms=self._alarm_factory,
-                feeds=feeds,
-                on_added=on_added,
-            )
-
-        return (
-            consumers_of(source, self.consumers, self._source_consumer_added),
-            consumers_of(dead_letter, self.dead_letter_consumers, self._dead_letter_consumer_added),
-        )
-
-    def _source_consumer_added(self) -> None:
-        """The source's visibility timeout and in-flight threshold follow its consumers."""
-        if self._explicit_visibility is None and not self._visibility_unknown:
-            self._pair.cfn_queue.visibility_timeout = self.visibility_timeout
-        self._update_in_flight_threshold()
-
-    def _dead_letter_consumer_added(self) -> None:
-        """The DLQ's visibility timeout follows its consumers; the first adds the arrivals alarm."""
-        dead_letter_cfn = self.dead_letter_queue.node.default_child
-        assert isinstance(dead_letter_cfn, sqs.CfnQueue)
-        dead_letter_cfn.visibility_timeout = self.dead_letter_visibility_timeout
-        if self.alarms.dead_letter_arrivals is None:
-            self.alarms = dataclasses.replace(
-                self.alarms,
-                dead_letter_arrivals=self._alarm_factory.dead_letter_arrivals(
-                    self.dead_letter_queue
-                ),
-            )
-
-    def _update_in_flight_threshold(self) -> None:
-        """Keep the in-flight alarm above what the capped consumers hold at full speed."""
-        if self._explicit_in_flight is not None:
-            return
-        loads = [
-            ceiling * consumer.settings.batch_size
-            for consumer in self.consumers
-            if (ceiling := consumer.settings.concurrency_ceiling) is not None
-            and isinstance(consumer.settings.batch_size, int)
-        ]
-        threshold = policy.in_flight_threshold(self.fifo, sum(loads) if loads else None)
-        if threshold == self.in_flight_threshold:
-            return
-        self.in_flight_threshold = threshold
-        self._alarm_factory.retune_in_flight(self.alarms.in_flight, threshold)
-
-
-# The arguments of ResilientQueue that shape its two queues (constructs_lib.queue.pair).
-_PAIR_ARGUMENTS = frozenset(
-    {
-        "max_receive_count",
-        "retention_period",
-        "dead_letter_retention_period",
-        "visibility_timeout",
-        "max_message_size",
-        "encryption_key",
-        "content_based_deduplication",
-        "deduplication_scope",
-        "fifo_throughput_limit",
-        "dead_letter_queue",
-        "removal_policy",
-        "fair",
-    }
-)
-
-
-def _create_alarms(
-    queue: ResilientQueue, expected_traffic: int | None, arguments: Mapping[str, Any]
-) -> tuple[AlarmFactory, QueueAlarms]:
-    """The queue's alarm factory and the alarms of its two queues, as constructed."""
-    factory = AlarmFactory.of_queue(queue, queue.queue_name, queue.fifo, arguments)
-    alarms = factory.queue_alarms(
-        queue.queue,
-        queue.dead_letter_queue,
-        queue.in_flight_threshold,
-        queue.source_retention,
-        queue.dead_letter_retention,
-    )
-    return factory, queue_signals.with_signal_alarms(
-        factory, alarms, queue.queue, expected_traffic, queue.fair, queue.source_retention
-    )
-
-
-def _watch_visibility(queue: ResilientQueue, max_receive_count: object) -> BypassingConsumers:
-    """The synth-time checks of the source's visibility timeout, unless it is a token."""
-    # Mappings on the source added without add_lambda_consumer are consumers too, at synth.
-    bypassing = BypassingConsumers(
-        queue.node.path,
-        queue.queue,
-        queue._pair.cfn_queue,
-        queue._source_consumers.mapping_paths,
-        lambda: queue.visibility_timeout,
-        queue._explicit_visibility,
-    )
-    if queue._visibility_unknown:
-        return bypassing
-    BypassingConsumers.watch(queue._pair.cfn_queue, bypassing)
-    # Without a consumer nothing else sets the visibility timeout; SQS's default must still
-    # let a failing message reach the DLQ before it expires. Judged at synth, when it is
-    # known whether a consumer came.
-    if isinstance(max_receive_count, int):
-        queue.node.add_validation(
-            DeliveryBeforeExpiry(
-                max_receive_count, queue.source_retention, lambda: queue.visibility_timeout
-            )
-        )
-    return bypassing
-
-
-def _call_arguments(names: Mapping[str, Any]) -> dict[str, Any]:
-    """A call's arguments by name, in signature order, from its ``locals()`` at its start."""
-    return {k: v for k, v in names.items() if k not in ("self", "__class__")}
-
-
-def _given_dead_letter_queue_refusal(dead_letter_queue: sqs.IQueue) -> Problem:
-    return Problem(
-        "add_dead_letter_consumer",
-        naming.display(dead_letter_queue),
-        "needs the dead-letter queue this construct creates: it cannot set the "
-        "visibility timeout of a dead_letter_queue you gave, which its consumer needs",
-        "leave dead_letter_queue unset, or attach the consumer to your DLQ yourself "
-        "(visibility timeout at least 6 x function timeout + batching window, and an "
-        f"alarm on its {limits.METRIC_RECEIVED})",
-    )
+        return dashboard.add_dashboard(self, self._reporter, dashboard_name)

@@ -17,10 +17,12 @@ from constructs_lib.alarms.alarm import (
     queue_count_metric,
     queue_metric,
 )
+from constructs_lib.params import combinations, prop_tables
 
 if TYPE_CHECKING:
     from constructs_lib.consumer import LambdaConsumer
     from constructs_lib.queue.construct import ResilientQueue
+    from constructs_lib.synth.deferred import WarningReporter
 
 GRAPH_WIDTH = 12
 GRAPH_HEIGHT = 6
@@ -46,6 +48,16 @@ def _graph(
         width=GRAPH_WIDTH,
         height=GRAPH_HEIGHT,
     )
+
+
+def add_dashboard(
+    queue: ResilientQueue, reporter: WarningReporter, dashboard_name: str | None
+) -> cloudwatch.Dashboard:
+    """``ResilientQueue.add_dashboard``: its argument's kind and problems (``reporter`` raises
+    the errors, warns the rest), then the dashboard."""
+    prop_tables.DASHBOARD.check_kinds(lambda: queue.node.path, {"dashboard_name": dashboard_name})
+    reporter.report([], combinations.dashboard_problems(queue, dashboard_name))
+    return build_dashboard(queue, dashboard_name)
 
 
 def build_dashboard(queue: ResilientQueue, dashboard_name: str | None) -> cloudwatch.Dashboard:

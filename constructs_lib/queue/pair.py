@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import Acknowledgment, ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_kms as kms
@@ -14,6 +15,9 @@ from constructs import Construct
 
 from constructs_lib import limits, policy
 from constructs_lib.queue import grants
+
+if TYPE_CHECKING:
+    from constructs_lib.params.settings import QueueSettings
 
 DEFAULT_DEAD_LETTER_RETENTION = Duration.seconds(limits.RETENTION_MAX)
 
@@ -61,63 +65,60 @@ def physical_name(scope: Construct, queue_name: str | None, fifo: bool) -> str:
 
 def create_queue_pair(
     scope: Construct,
-    *,
+    settings: QueueSettings,
     queue_name: str,
-    fifo: bool,
-    max_receive_count: int,
-    retention_period: Duration | None,
-    dead_letter_retention_period: Duration | None,
-    visibility_timeout: Duration | None,
-    max_message_size: int | None,
-    encryption_key: kms.IKey | None,
-    content_based_deduplication: bool | None,
-    deduplication_scope: sqs.DeduplicationScope | None,
-    fifo_throughput_limit: sqs.FifoThroughputLimit | None,
-    dead_letter_queue: sqs.IQueue | None,
-    removal_policy: RemovalPolicy | None,
-    fair: bool = False,
-    names_generated: bool = False,
-    deployed_source_name: str | None = None,
 ) -> QueuePair:
     """The DLQ (unless one is given), then the source, as children ``DeadLetterQueue`` and
     ``Queue`` of ``scope``.
 
-    With ``names_generated`` neither queue gets a ``QueueName`` (CloudFormation generates them,
-    as it did for the queues being adopted); the DLQ's redrive-allow policy then names the source
-    by ``deployed_source_name``, or is left out without it."""
-    encryption = sqs.QueueEncryption.KMS if encryption_key else sqs.QueueEncryption.SQS_MANAGED
-    dead_letter = dead_letter_queue or _create_dead_letter_queue(
+    When the queues being adopted (``existing``) have names CloudFormation generated, neither
+    queue gets a ``QueueName`` (CloudFormation generates them again); the DLQ's redrive-allow
+    policy then names the source by its deployed name, or is left out without it."""
+    existing = settings.existing
+    names_generated = existing is not None and existing.names_generated
+    deployed_source_name = existing.deployed_queue_name if existing is not None else None
+    encryption = (
+        sqs.QueueEncryption.KMS if settings.encryption_key else sqs.QueueEncryption.SQS_MANAGED
+    )
+    dead_letter = settings.dead_letter_queue or _create_dead_letter_queue(
         scope,
         None if names_generated else queue_name,
         deployed_source_name if names_generated else queue_name,
-        fifo,
-        dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
+        settings.fifo,
+        settings.dead_letter_retention_period or DEFAULT_DEAD_LETTER_RETENTION,
         encryption,
-        encryption_key,
-        removal_policy,
-        max_message_size,
+        settings.encryption_key,
+        settings.removal_policy,
+        settings.max_message_size,
     )
     # Grants on the key are bound to SQS (kms:ViaService); constructs_lib.queue.grants.
     queue = grants.KeyViaSqsQueue(
         scope,
         "Queue",
         queue_name=None if names_generated else queue_name,
-        fifo=fifo or None,
-        retention_period=retention_period,
-        visibility_timeout=visibility_timeout,
-        max_message_size_bytes=max_message_size,
+        fifo=settings.fifo or None,
+        retention_period=settings.retention_period,
+        visibility_timeout=settings.visibility_timeout,
+        max_message_size_bytes=settings.max_message_size,
         encryption=encryption,
-        encryption_master_key=encryption_key,
+        encryption_master_key=settings.encryption_key,
         enforce_ssl=True,
         dead_letter_queue=sqs.DeadLetterQueue(
-            queue=dead_letter, max_receive_count=max_receive_count
+            queue=dead_letter, max_receive_count=settings.max_receive_count
         ),
-        content_based_deduplication=content_based_deduplication,
-        deduplication_scope=deduplication_scope,
-        fifo_throughput_limit=fifo_throughput_limit,
-        removal_policy=removal_policy,
+        content_based_deduplication=settings.content_based_deduplication,
+        deduplication_scope=settings.deduplication_scope,
+        fifo_throughput_limit=settings.fifo_throughput_limit,
+        removal_policy=settings.removal_policy,
     )
-    return QueuePair(queue, dead_letter, queue_name, fifo, dead_letter_queue is not None, fair)
+    return QueuePair(
+        queue,
+        dead_letter,
+        queue_name,
+        settings.fifo,
+        settings.dead_letter_queue is not None,
+        settings.fair,
+    )
 
 
 def _create_dead_letter_queue(

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from constructs_lib.audit.model import SEVERITIES
+
+# The levels a rule can be reported at: off (every finding accepted), or a severity. The one
+# table a suppressions file's ``rules`` levels are checked against.
 LEVEL_OFF = "off"
-LEVELS = (LEVEL_OFF, "info", "warning", "error")
+LEVELS: tuple[str, ...] = (LEVEL_OFF, *SEVERITIES)
 RECOMMENDED = "recommended"
 ALL = "all"
 PROFILES = (RECOMMENDED, ALL)

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.model import COMPOSITES, QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
 from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
-from constructs_lib.audit.rules.context import lambda_consumers
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import bool_prop, known_int, name_of
+from constructs_lib.audit.rules._reading import bool_prop, known_int, lambda_consumers, name_of
 
 
 def _has_alarm(ctx: QueueContext, metric: str) -> bool:

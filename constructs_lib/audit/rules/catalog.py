@@ -1,4 +1,4 @@
-"""The catalog: every queue rule (QR001-QR034) in id order, the ids a finding can carry, and
+"""The catalog: every queue rule in id order, the ids a finding can carry, and
 ``evaluate``, which runs the rules on one queue's context and turns their outcomes into
 findings (the static verdicts its observed metrics answer settled by ``behaviour.settle``)."""
 
@@ -10,11 +10,12 @@ from constructs_lib.audit.accept import suppressions
 from constructs_lib.audit.model import (
     PARAMETER_SOURCES,
     PHYSICAL,
+    AuditSeverity,
     Finding,
     QueueContext,
     Resource,
-    Severity,
 )
+from constructs_lib.audit.model.outcomes import Hit, Rule, Unknowable, Unknown
 from constructs_lib.audit.rules import (
     alarms,
     behaviour,
@@ -25,9 +26,8 @@ from constructs_lib.audit.rules import (
     fifo,
     queue_policies,
 )
+from constructs_lib.audit.rules._reading import name_of
 from constructs_lib.audit.rules.meta import META_RULES, unresolved_finding
-from constructs_lib.audit.rules.outcomes import Hit, Rule, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import name_of
 
 CATALOG: tuple[Rule, ...] = tuple(
     sorted(
@@ -52,7 +52,7 @@ RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in CATALOG}
 RULE_IDS = frozenset([*RULES_BY_ID, *(m[0] for m in META_RULES)])
 
 
-def describe_rules() -> list[tuple[str, Severity, str, str]]:
+def describe_rules() -> list[tuple[str, AuditSeverity, str, str]]:
     """(id, severity, title, fix) for every rule the audit can report, in id order."""
     return sorted([(r.id, r.severity, r.title, r.fix) for r in CATALOG] + list(META_RULES))
 

@@ -6,7 +6,7 @@ the findings that carry them."""
 from __future__ import annotations
 
 from constructs_lib.audit.accept import suppressions
-from constructs_lib.audit.model import PHYSICAL, Finding, NoteRow, Resource, Severity
+from constructs_lib.audit.model import PHYSICAL, AuditSeverity, Finding, NoteRow, Resource
 from constructs_lib.policy import suppression_terms
 
 UNRESOLVED_RULE = "QR900"
@@ -16,7 +16,7 @@ MISSING_TRANSFORM_RULE = "QR903"
 # An account or region of a deployed-stack audit that could not be read (inputs/deployed.py).
 UNREACHABLE_RULE = "QR904"
 
-META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
+META_RULES: tuple[tuple[str, AuditSeverity, str, str], ...] = (
     (
         UNRESOLVED_RULE,
         "info",

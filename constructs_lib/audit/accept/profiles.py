@@ -114,6 +114,11 @@ def level(profile: str, rule_id: str, catalog_severity: str) -> str:
     return catalog_severity
 
 
+def departures(profile: str) -> tuple[str, ...]:
+    """The rules ``profile`` reports away from their catalog severity, in id order."""
+    return tuple(sorted(_RECOMMENDED_LEVELS)) if profile == RECOMMENDED else ()
+
+
 def reason(profile: str, rule_id: str) -> str:
     """Why ``profile`` reports ``rule_id`` away from its catalog severity ("" if it does not)."""
     if profile == RECOMMENDED and rule_id in _RECOMMENDED_LEVELS:

@@ -20,11 +20,16 @@ retry backoff (``_backoff``).
 
 from constructs_lib.audit.model.outcomes import Rule
 from constructs_lib.audit.rules.catalog import (
+    BEHAVIOUR_RULE_IDS,
     CATALOG,
+    CONFIGURATION_RULE_IDS,
+    META_RULE_IDS,
+    QUEUE_RULE_IDS,
     RULE_IDS,
     RULES_BY_ID,
     describe_rules,
     evaluate,
+    id_ranges,
 )
 from constructs_lib.audit.rules.meta import (
     META_RULES,
@@ -39,9 +44,13 @@ from constructs_lib.audit.rules.meta import (
 )
 
 __all__ = [
+    "BEHAVIOUR_RULE_IDS",
     "CATALOG",
+    "CONFIGURATION_RULE_IDS",
     "META_RULES",
+    "META_RULE_IDS",
     "MISSING_TRANSFORM_RULE",
+    "QUEUE_RULE_IDS",
     "RULES_BY_ID",
     "RULE_IDS",
     "UNPARSEABLE_RULE",
@@ -50,6 +59,7 @@ __all__ = [
     "Rule",
     "describe_rules",
     "evaluate",
+    "id_ranges",
     "meta_fix",
     "note_finding",
     "unparseable_finding",

@@ -20,7 +20,7 @@ QUEUE_POLICY = "AWS::SQS::QueuePolicy"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 FUNCTION = "AWS::Lambda::Function"
 ALARM = "AWS::CloudWatch::Alarm"
-# Read for the metric alarms it may speak for (``dialects/composite_alarms.py``), not audited.
+# Read for the metric alarms it may speak for (``parse/dialects/composite_alarms.py``), not audited.
 COMPOSITE_ALARM = "AWS::CloudWatch::CompositeAlarm"
 # Resources that send their failures to a queue (a dead-letter queue fed by a service).
 EVENT_RULE = "AWS::Events::Rule"
@@ -53,7 +53,7 @@ AUDITED_TYPES = frozenset(
 # Normalized properties: which top-level properties took their value from a parameter.
 PARAMETER_SOURCES = "$parameters"
 # Normalized properties: the suppressions of audit rules the resource's (and its template's)
-# Metadata carries, as [{"id": "QR009", "reason": ...}] (``suppressions.py``).
+# Metadata carries, as [{"id": "QR009", "reason": ...}] (``accept/suppressions.py``).
 SUPPRESSIONS = "$suppressions"
 # Normalized pipe properties: what the pipe delivers to ("lambda" or "other").
 PIPE_TARGET = "$target"

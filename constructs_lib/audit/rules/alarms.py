@@ -120,7 +120,7 @@ QR020 = Rule(
 
 def _composites_say(alarm: Resource) -> str | None:
     """What the template's composite alarms add to a silent alarm's finding; None when one of
-    them tells someone when it fires (``dialects/composite_alarms.py``)."""
+    them tells someone when it fires (``parse/dialects/composite_alarms.py``)."""
     verdict = alarm.prop(COMPOSITES)
     if not isinstance(verdict, dict):
         return ""

@@ -11,7 +11,8 @@ from constructs_lib.policy import suppression_terms
 
 UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"
-# AWS::Serverless resources in a template that does not declare the SAM transform (dialects/sam.py).
+# AWS::Serverless resources in a template that does not declare the SAM transform
+# (parse/dialects/sam.py).
 MISSING_TRANSFORM_RULE = "QR903"
 # An account or region of a deployed-stack audit that could not be read (inputs/deployed.py).
 UNREACHABLE_RULE = "QR904"

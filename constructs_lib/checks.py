@@ -56,7 +56,7 @@ PLUGIN_VERSION = "0.1.0"
 
 @jsii.implements(IPolicyValidationPluginBeta1)
 class QueueResilienceChecks:
-    """Runs rules QR001-QR029 (and QR900-QR902) on the app's own templates.
+    """Runs the audit's rules ({rule_ids}) on the app's own templates.
 
     ``findings`` holds the last run's findings for programs (and tests) that want them, the
     ones a template's Metadata suppresses included (``suppression``, ``justification``): those
@@ -67,7 +67,7 @@ class QueueResilienceChecks:
         ``ConfigurationError``, another type a ``TypeError``.
     :param profile: "all" (default): every rule at its catalog severity; "recommended": as
         ``queue-audit``'s default profile, the rules that fire on nearly every queue of a fleet
-        (QR013, QR015, QR025) report as info (docs/audit/ci.md, "Profiles").
+        ({lowered}) report as info (docs/audit/ci.md, "Profiles").
     """
 
     def __init__(self, fail_on: str = "error", profile: str = profiles.ALL) -> None:
@@ -105,6 +105,13 @@ class QueueResilienceChecks:
         return PolicyValidationPluginReportBeta1(
             success=not failed, violations=violations, plugin_version=PLUGIN_VERSION
         )
+
+
+# The docstring names the rules from the catalog and the profiles, so it cannot drift from them.
+QueueResilienceChecks.__doc__ = (QueueResilienceChecks.__doc__ or "").format(
+    rule_ids=rules.id_ranges(rules.RULE_IDS),
+    lowered=", ".join(profiles.departures(profiles.RECOMMENDED)),
+)
 
 
 def _violation(finding: Finding) -> PolicyViolationBeta1:

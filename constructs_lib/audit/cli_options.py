@@ -8,7 +8,7 @@ import argparse
 import os
 from typing import Any
 
-from constructs_lib.audit import report, safety
+from constructs_lib.audit import report, rules, safety
 from constructs_lib.audit.accept import profiles
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.metrics import request as metrics_request
@@ -68,8 +68,9 @@ def _workers(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="queue-audit",
-        description="Find SQS resilience faults (rules QR001-QR034) across CloudFormation "
-        "templates and cdk.out cloud assemblies, following references across stacks.",
+        description=f"Find SQS resilience faults (rules {rules.id_ranges(rules.QUEUE_RULE_IDS)}) "
+        "across CloudFormation templates and cdk.out cloud assemblies, following references "
+        "across stacks.",
     )
     _add_inputs(parser)
     _add_report_options(parser)
@@ -147,8 +148,8 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         choices=profiles.PROFILES,
         default=profiles.DEFAULT_PROFILE,
         help="recommended (default): the rules that fire on nearly every queue and flag a gap in "
-        "observability or hardening (QR013, QR015, QR025) report as info; all: every "
-        "rule at its catalog severity. A suppressions file's 'rules' levels win over either",
+        f"observability or hardening ({', '.join(profiles.departures(profiles.RECOMMENDED))}) "
+        "report as info; all: every rule at its catalog severity. A suppressions file's 'rules' levels win over either",
     )
 
 
@@ -251,7 +252,9 @@ def _window_days(text: str) -> int:
 
 
 def _add_metrics_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("metrics (how the queues behave: rules QR030-QR034)")
+    group = parser.add_argument_group(
+        f"metrics (how the queues behave: rules {rules.id_ranges(rules.BEHAVIOUR_RULE_IDS)})"
+    )
     group.add_argument(
         "--metrics",
         metavar="PATH_OR_S3_URL",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from constructs_lib.audit import rules
+from constructs_lib.audit.accept import profiles
 from constructs_lib.audit.rules.catalog import describe_rules
 from tests.conftest import REPO_ROOT
 
@@ -36,3 +38,30 @@ def test_every_rule_says_where_its_fact_comes_from() -> None:
     sources = PAGE[start : PAGE.index("\n## ", start)]
     sourced = SOURCE_ROW.findall(sources)
     assert sourced == [rule_id for rule_id, _severity, _title, _fix in describe_rules()]
+
+
+# The page's prose, its lines joined: the ranges it names are the catalog's.
+PROSE = " ".join(PAGE.split())
+RANGE = re.compile(r"\bQR\d{3}-QR\d{3}\b")
+# The behaviour rules that judge data points (QR034 judges their absence): a range of the page's
+# own argument, not a group of the catalog.
+PAGE_RANGES = {"QR030-QR033"}
+
+
+def test_the_page_names_the_catalog_ranges() -> None:
+    queue, meta = rules.id_ranges(rules.QUEUE_RULE_IDS), rules.id_ranges(rules.META_RULE_IDS)
+    assert f"{queue} judge a queue, {meta} the audit itself" in PROSE
+    configured = rules.id_ranges(rules.CONFIGURATION_RULE_IDS)
+    behaviour = rules.id_ranges(rules.BEHAVIOUR_RULE_IDS)
+    assert (
+        f"{configured} judge a queue as configured. With observed CloudWatch metrics "
+        f"(`--metrics`), {behaviour} judge it as it behaves"
+    ) in PROSE
+    groups = (rules.QUEUE_RULE_IDS, rules.CONFIGURATION_RULE_IDS, rules.BEHAVIOUR_RULE_IDS)
+    named = {rules.id_ranges(ids) for ids in (*groups, rules.META_RULE_IDS)}
+    assert set(RANGE.findall(PROSE)) <= named | PAGE_RANGES
+
+
+def test_the_page_names_the_rules_the_default_profile_lowers() -> None:
+    lowered = rules.id_ranges(profiles.departures(profiles.RECOMMENDED))
+    assert f"reports {lowered} as info" in PROSE

@@ -84,7 +84,7 @@ def load(
             for rule_id, (level, _reason, _expires) in suppressions.parse_rules(
                 path, document, rules.RULE_IDS
             ).items()
-            if level != suppressions.OFF
+            if level != profiles.LEVEL_OFF
         )
     known = tuple(baseline.read(baseline_file)) if baseline_file else None
     levels = profiles.levels(profile, catalog_severities(), chosen)

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from constructs_lib.audit.model import SEVERITIES
+
+# The levels a rule can be reported at: off (every finding accepted), or a severity. The one
+# table a suppressions file's ``rules`` levels are checked against.
 LEVEL_OFF = "off"
-LEVELS = (LEVEL_OFF, "info", "warning", "error")
+LEVELS: tuple[str, ...] = (LEVEL_OFF, *SEVERITIES)
 RECOMMENDED = "recommended"
 ALL = "all"
 PROFILES = (RECOMMENDED, ALL)
@@ -108,6 +112,11 @@ def level(profile: str, rule_id: str, catalog_severity: str) -> str:
     if profile == RECOMMENDED and rule_id in _RECOMMENDED_LEVELS:
         return _RECOMMENDED_LEVELS[rule_id][0]
     return catalog_severity
+
+
+def departures(profile: str) -> tuple[str, ...]:
+    """The rules ``profile`` reports away from their catalog severity, in id order."""
+    return tuple(sorted(_RECOMMENDED_LEVELS)) if profile == RECOMMENDED else ()
 
 
 def reason(profile: str, rule_id: str) -> str:

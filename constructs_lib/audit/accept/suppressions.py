@@ -33,6 +33,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from constructs_lib.audit.accept.profiles import LEVEL_OFF as OFF
+from constructs_lib.audit.accept.profiles import LEVELS as RULE_LEVELS
 from constructs_lib.audit.model import EXTERNAL, IN_SOURCE, SUPPRESSIONS, Finding, Resource
 from constructs_lib.policy.suppression_terms import (
     CDK_NAG_KEY,
@@ -258,10 +260,6 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
             )
         )
     return found
-
-
-OFF = "off"
-RULE_LEVELS = (OFF, "info", "warning", "error")
 
 
 def parse_rules(

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.model import COMPOSITES, QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
 from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
-from constructs_lib.audit.rules.context import lambda_consumers
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import bool_prop, known_int, name_of
+from constructs_lib.audit.rules._reading import bool_prop, known_int, lambda_consumers, name_of
 
 
 def _has_alarm(ctx: QueueContext, metric: str) -> bool:
@@ -121,7 +120,7 @@ QR020 = Rule(
 
 def _composites_say(alarm: Resource) -> str | None:
     """What the template's composite alarms add to a silent alarm's finding; None when one of
-    them tells someone when it fires (``dialects/composite_alarms.py``)."""
+    them tells someone when it fires (``parse/dialects/composite_alarms.py``)."""
     verdict = alarm.prop(COMPOSITES)
     if not isinstance(verdict, dict):
         return ""

@@ -16,10 +16,14 @@ from collections.abc import Iterator, Sequence
 
 from constructs_lib import limits
 from constructs_lib.audit.model import Consumer, Finding, QueueContext, SeriesRow
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule
+from constructs_lib.audit.rules._reading import (
+    int_prop,
+    lambda_consumers,
+    name_of,
+    once_per_function,
+)
 from constructs_lib.audit.rules.alarms import dead_letters_unwatched, fed_by
-from constructs_lib.audit.rules.context import lambda_consumers, once_per_function
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule
-from constructs_lib.audit.rules.properties import int_prop, name_of
 
 # QR034 reads a queue without data points as idle only over at least this many days of metrics:
 # SQS stops publishing a queue's metrics after six hours without activity

@@ -1,4 +1,4 @@
-"""The catalog: every queue rule (QR001-QR034) in id order, the ids a finding can carry, and
+"""The catalog: every queue rule in id order, the ids a finding can carry, and
 ``evaluate``, which runs the rules on one queue's context and turns their outcomes into
 findings (the static verdicts its observed metrics answer settled by ``behaviour.settle``)."""
 
@@ -10,11 +10,12 @@ from constructs_lib.audit.accept import suppressions
 from constructs_lib.audit.model import (
     PARAMETER_SOURCES,
     PHYSICAL,
+    AuditSeverity,
     Finding,
     QueueContext,
     Resource,
-    Severity,
 )
+from constructs_lib.audit.model.outcomes import Hit, Rule, Unknowable, Unknown
 from constructs_lib.audit.rules import (
     alarms,
     behaviour,
@@ -25,9 +26,8 @@ from constructs_lib.audit.rules import (
     fifo,
     queue_policies,
 )
+from constructs_lib.audit.rules._reading import name_of
 from constructs_lib.audit.rules.meta import META_RULES, unresolved_finding
-from constructs_lib.audit.rules.outcomes import Hit, Rule, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import name_of
 
 CATALOG: tuple[Rule, ...] = tuple(
     sorted(
@@ -51,8 +51,30 @@ RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in CATALOG}
 # Every id a finding can carry: what a suppression may name.
 RULE_IDS = frozenset([*RULES_BY_ID, *(m[0] for m in META_RULES)])
 
+# The ids by what they judge: a queue (as configured, or as it runs: ``BEHAVIOUR_RULE_IDS``, read
+# from observed metrics), or the audit itself. The plugin's docstring, the CLI's help and the
+# rules page name them through ``id_ranges``, so none of them can name a rule the catalog lacks.
+QUEUE_RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in CATALOG)
+BEHAVIOUR_RULE_IDS: tuple[str, ...] = tuple(sorted(rule.id for rule in behaviour.RULES))
+CONFIGURATION_RULE_IDS: tuple[str, ...] = tuple(
+    rule_id for rule_id in QUEUE_RULE_IDS if rule_id not in BEHAVIOUR_RULE_IDS
+)
+META_RULE_IDS: tuple[str, ...] = tuple(sorted(m[0] for m in META_RULES))
 
-def describe_rules() -> list[tuple[str, Severity, str, str]]:
+
+def id_ranges(ids: Iterable[str]) -> str:
+    """Rule ids as runs of consecutive numbers, in id order: "QR001-QR034 and QR900-QR904"."""
+    runs: list[list[str]] = []
+    for rule_id in sorted(ids):
+        if runs and int(rule_id[2:]) == int(runs[-1][-1][2:]) + 1:
+            runs[-1].append(rule_id)
+        else:
+            runs.append([rule_id])
+    texts = [run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs]
+    return " and ".join(texts) if len(texts) <= 2 else f"{', '.join(texts[:-1])} and {texts[-1]}"
+
+
+def describe_rules() -> list[tuple[str, AuditSeverity, str, str]]:
     """(id, severity, title, fix) for every rule the audit can report, in id order."""
     return sorted([(r.id, r.severity, r.title, r.fix) for r in CATALOG] + list(META_RULES))
 

@@ -8,10 +8,14 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.model import PIPE, QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
 from constructs_lib.audit.parse.intrinsics import describe
-from constructs_lib.audit.rules.context import lambda_consumers, once_per_function
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import int_prop, name_of
+from constructs_lib.audit.rules._reading import (
+    int_prop,
+    lambda_consumers,
+    name_of,
+    once_per_function,
+)
 from constructs_lib.policy.visibility import derived_visibility_timeout
 
 

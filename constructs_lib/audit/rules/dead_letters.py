@@ -10,15 +10,15 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.model import QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
-from constructs_lib.audit.rules.backoff import backoff_outcomes
-from constructs_lib.audit.rules.context import lambda_consumers
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
-from constructs_lib.audit.rules.properties import (
+from constructs_lib.audit.rules._backoff import backoff_outcomes
+from constructs_lib.audit.rules._reading import (
     int_prop,
     int_value,
     is_fifo,
     known_int,
+    lambda_consumers,
     name_of,
     object_prop,
 )

@@ -14,9 +14,9 @@ from constructs_lib.audit.model import (
     SNS_SUBSCRIPTION,
     QueueContext,
 )
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.parse.intrinsics import describe, is_ref, is_unresolved
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
-from constructs_lib.audit.rules.properties import bool_prop, name_of
+from constructs_lib.audit.rules._reading import bool_prop, name_of
 from constructs_lib.policy.encryption import is_aws_managed_sqs_key
 
 

@@ -9,16 +9,17 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.model import EVENT_SOURCE_MAPPING, QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable
 from constructs_lib.audit.parse.intrinsics import describe
-from constructs_lib.audit.rules.context import event_source_mappings, once_per_function
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable
-from constructs_lib.audit.rules.properties import (
+from constructs_lib.audit.rules._reading import (
+    event_source_mappings,
     int_prop,
     int_value,
     is_fifo,
     known_int,
     name_of,
     object_prop,
+    once_per_function,
     strings,
 )
 from constructs_lib.policy.event_sources import (

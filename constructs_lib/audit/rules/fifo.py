@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from constructs_lib import limits
 from constructs_lib.audit.model import QueueContext
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule
-from constructs_lib.audit.rules.properties import is_fifo, name_of
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule
+from constructs_lib.audit.rules._reading import is_fifo, name_of
 
 
 def _qr027(ctx: QueueContext) -> Iterator[Outcome]:

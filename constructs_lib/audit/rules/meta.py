@@ -6,17 +6,18 @@ the findings that carry them."""
 from __future__ import annotations
 
 from constructs_lib.audit.accept import suppressions
-from constructs_lib.audit.model import PHYSICAL, Finding, NoteRow, Resource, Severity
+from constructs_lib.audit.model import PHYSICAL, AuditSeverity, Finding, NoteRow, Resource
 from constructs_lib.policy import suppression_terms
 
 UNRESOLVED_RULE = "QR900"
 UNPARSEABLE_RULE = "QR901"
-# AWS::Serverless resources in a template that does not declare the SAM transform (dialects/sam.py).
+# AWS::Serverless resources in a template that does not declare the SAM transform
+# (parse/dialects/sam.py).
 MISSING_TRANSFORM_RULE = "QR903"
 # An account or region of a deployed-stack audit that could not be read (inputs/deployed.py).
 UNREACHABLE_RULE = "QR904"
 
-META_RULES: tuple[tuple[str, Severity, str, str], ...] = (
+META_RULES: tuple[tuple[str, AuditSeverity, str, str], ...] = (
     (
         UNRESOLVED_RULE,
         "info",

@@ -10,9 +10,9 @@ from typing import Any
 from constructs_lib.audit.iam import public_access, tls_deny
 from constructs_lib.audit.iam.statements import Queue, describe_actions
 from constructs_lib.audit.model import QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
 from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Rule, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import name_of
+from constructs_lib.audit.rules._reading import name_of
 
 
 def _judged_queue(ctx: QueueContext) -> Queue:

@@ -14,10 +14,9 @@ import dataclasses
 
 from constructs_lib import backoff, limits
 from constructs_lib.audit.model import QueueContext, Resource
+from constructs_lib.audit.model.outcomes import Hit, Outcome, Unknowable, Unknown
 from constructs_lib.audit.parse.intrinsics import describe, is_unresolved
-from constructs_lib.audit.rules.context import lambda_consumers
-from constructs_lib.audit.rules.outcomes import Hit, Outcome, Unknowable, Unknown
-from constructs_lib.audit.rules.properties import int_prop, name_of
+from constructs_lib.audit.rules._reading import int_prop, lambda_consumers, name_of
 
 VARIABLES = (
     backoff.ENV_BASE,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from constructs_lib.audit.model import QueueContext, Resource, Severity
+from constructs_lib.audit.model.context import QueueContext, Resource
+from constructs_lib.audit.model.findings import AuditSeverity
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ Outcome = Hit | Unknown
 @dataclass(frozen=True)
 class Rule:
     id: str
-    severity: Severity
+    severity: AuditSeverity
     title: str
     fix: str
     check: Callable[[QueueContext], Iterable[Outcome]]

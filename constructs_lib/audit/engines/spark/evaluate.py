@@ -168,7 +168,22 @@ def evaluate(
     crossed = _kept(rows[RowKind.EXPOSURE].transform(crossed_queues, shared))
     remainder = _kept(rows[RowKind.PENDING].transform(queues_left, crossed))
     share = _share(remainder, involved)
+    judged_there = _judged_across(wide, involved, remainder, exports, partitions, metrics)
+    judged_here = rows[RowKind.JUDGED].transform(judged_where_parsed, crossed)
+    findings = judged_here.unionByName(judged_there).unionByName(rows[RowKind.FINDING].drop("src"))
+    return findings, share
 
+
+def _judged_across(
+    wide: DataFrame,
+    involved: DataFrame,
+    remainder: DataFrame,
+    exports: DataFrame,
+    partitions: int,
+    metrics: Metrics | None,
+) -> DataFrame:
+    """The findings of the ``remainder`` queues, judged over the rows of the ``involved``
+    templates: their references resolved across them, each queue's context gathered."""
     joined = _kept(wide.transform(of_templates, involved))
     of_joined = {
         kind: narrow(joined, kind)
@@ -181,15 +196,12 @@ def evaluate(
         exports,
     )
     resolved = _kept(resolved)
-    queues = resources.transform(queues_of, remainder)
-    judged_there = (
-        queues.transform(contexts, resolved, remainder)
+    return (
+        resources.transform(queues_of, remainder)
+        .transform(contexts, resolved, remainder)
         .transform(evaluation_rows, unresolved, resources, partitions)
         .transform(judged_contexts, metrics)
     )
-    judged_here = rows[RowKind.JUDGED].transform(judged_where_parsed, crossed)
-    findings = judged_here.unionByName(judged_there).unionByName(rows[RowKind.FINDING].drop("src"))
-    return findings, share
 
 
 def _kept(frame: DataFrame) -> DataFrame:

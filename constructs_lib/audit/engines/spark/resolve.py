@@ -14,8 +14,6 @@ arguments), so that ``frame.transform(step, ...)`` chains them; ``shared_keys``,
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -125,7 +123,7 @@ def resolve(edges: DataFrame, keys: DataFrame, exports: DataFrame) -> tuple[Data
     return matched.transform(resolved_edges), matched.transform(unresolved_edges)
 
 
-def _member(queue: str, name: str, uid: str, detail: str | None = None) -> Any:
+def _member(queue: str, name: str, uid: str, detail: str | None = None) -> Column:
     return F.struct(
         F.col(queue).alias("queue_uid"),
         F.lit(name).alias("member"),
@@ -134,42 +132,32 @@ def _member(queue: str, name: str, uid: str, detail: str | None = None) -> Any:
     )
 
 
-def _edge_members() -> Any:
+# The member rows an edge of each role makes, as ``_member``'s arguments: the column of the queue
+# whose context it joins, the member it is there, the column of its resource, the column of its
+# detail (none: "").
+_MEMBERS_OF_ROLE: dict[str, tuple[tuple[str, str, str, str | None], ...]] = {
+    model.ROLE_DLQ: (
+        ("from_uid", model.MEMBER_DLQ, "to_uid", None),
+        ("to_uid", model.MEMBER_SOURCE, "from_uid", None),
+    ),
+    model.ROLE_EVENT_SOURCE: (("to_uid", model.MEMBER_ESM, "from_uid", None),),
+    model.ROLE_ALARM: (("to_uid", model.MEMBER_ALARM, "from_uid", "detail"),),
+    model.ROLE_POLICY: (("to_uid", model.MEMBER_POLICY, "from_uid", None),),
+    model.ROLE_FEEDS_DLQ: (("to_uid", model.MEMBER_FEEDER, "from_uid", "detail"),),
+    model.ROLE_PRODUCER: (("to_uid", model.MEMBER_PRODUCER, "from_uid", "detail"),),
+    model.ROLE_ALLOW_SOURCE: (("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid", None),),
+}
+
+
+def _edge_members() -> Column:
     """Each resolved edge's member rows, as an array column: a DLQ edge makes two (the DLQ in
     its source's context, the source in the DLQ's), an edge of any other role one."""
     role = F.col("role")
-    return (
-        F.when(
-            role == model.ROLE_DLQ,
-            F.array(
-                _member("from_uid", model.MEMBER_DLQ, "to_uid"),
-                _member("to_uid", model.MEMBER_SOURCE, "from_uid"),
-            ),
-        )
-        .when(
-            role == model.ROLE_EVENT_SOURCE,
-            F.array(_member("to_uid", model.MEMBER_ESM, "from_uid")),
-        )
-        .when(
-            role == model.ROLE_ALARM,
-            F.array(_member("to_uid", model.MEMBER_ALARM, "from_uid", "detail")),
-        )
-        .when(
-            role == model.ROLE_POLICY, F.array(_member("to_uid", model.MEMBER_POLICY, "from_uid"))
-        )
-        .when(
-            role == model.ROLE_FEEDS_DLQ,
-            F.array(_member("to_uid", model.MEMBER_FEEDER, "from_uid", "detail")),
-        )
-        .when(
-            role == model.ROLE_PRODUCER,
-            F.array(_member("to_uid", model.MEMBER_PRODUCER, "from_uid", "detail")),
-        )
-        .when(
-            role == model.ROLE_ALLOW_SOURCE,
-            F.array(_member("from_uid", model.MEMBER_ALLOW_SOURCE, "to_uid")),
-        )
-    )
+    (first, made), *others = _MEMBERS_OF_ROLE.items()
+    chosen = F.when(role == first, F.array(*(_member(*m) for m in made)))
+    for name, made in others:
+        chosen = chosen.when(role == name, F.array(*(_member(*m) for m in made)))
+    return chosen
 
 
 def edge_members(resolved: DataFrame) -> DataFrame:

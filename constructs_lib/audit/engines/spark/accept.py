@@ -80,7 +80,7 @@ def against_baseline(findings: DataFrame, known: DataFrame, partitions: int) -> 
 def accept(
     spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance, partitions: int
 ) -> DataFrame:
-    """``acceptance.apply`` on the executors, lazily: the rule levels, the file's suppressions
+    """``apply`` on the executors, lazily: the rule levels, the file's suppressions
     and the expiry QR902s from the driver, and the comparison with the baseline, as the local
     engine counts them. ``fixed_of`` then lists what the baseline lost."""
     if accepts.levels:

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from constructs_lib.audit import model
 from constructs_lib.audit.accept.suppressions import FileSuppression
 from constructs_lib.audit.engines.spark import accept
 from constructs_lib.audit.engines.spark.schemas import FINDING_SCHEMA
 from constructs_lib.audit.model import Finding
 from tests.audit.spark_stages.frames import assert_same_rows, finding, frame
-
-pytest.importorskip("pyspark")
 
 
 def test_a_level_regrades_its_rule_only(spark: Any) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from constructs_lib.audit import model
 from constructs_lib.audit.engines.spark import evaluate
 from constructs_lib.audit.engines.spark.schemas import (
@@ -28,8 +26,6 @@ from constructs_lib.audit.engines.spark.schemas import (
     with_src,
 )
 from tests.audit.spark_stages.frames import assert_same_rows, finding, frame, text_schema
-
-pytest.importorskip("pyspark")
 
 QUEUE = ("a.json/Orders", "a.json", "a", "Orders", model.QUEUE, "{}")
 DLQ = ("b.json/Dlq", "b.json", "b", "Dlq", model.QUEUE, "{}")

@@ -7,12 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from constructs_lib.audit.engines.spark import metrics
 from tests.audit.spark_stages.frames import assert_same_rows, frame
-
-pytest.importorskip("pyspark")
 
 AGE = ("111", "us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", "orders")
 ERRORS = ("111", "us-east-1", "AWS/Lambda", "Errors", "FunctionName", "handler")

@@ -11,8 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from constructs_lib.audit import model
 from constructs_lib.audit.engines.spark import parse
 from constructs_lib.audit.engines.spark.schemas import (
@@ -28,8 +26,6 @@ from constructs_lib.audit.engines.spark.schemas import (
     with_src,
 )
 from tests.audit.spark_stages.frames import assert_same_rows, finding, frame, text_schema
-
-pytest.importorskip("pyspark")
 
 
 def _wide(kind: str, texts: tuple[str, ...], ints: tuple[int, ...], src: str) -> tuple[Any, ...]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from constructs_lib.audit import model
 from constructs_lib.audit.engines.spark import resolve
 from constructs_lib.audit.engines.spark.schemas import (
@@ -26,8 +24,6 @@ from constructs_lib.audit.engines.spark.schemas import (
     with_src,
 )
 from tests.audit.spark_stages.frames import assert_same_rows, frame, text_schema
-
-pytest.importorskip("pyspark")
 
 IMPORTED = "a.json\u0000import"
 EXPORTS = [

@@ -1,11 +1,15 @@
 """Acceptance on Spark: the rule levels, a suppressions file and a baseline applied to the
-findings on the executors, as ``acceptance.apply`` does in the local engine."""
+findings on the executors, as ``accept/apply.py``'s ``apply`` does in the local engine.
+
+Each step is a findings -> findings function (``with_levels``, ``suppressed``, ``with_expired``,
+``against_baseline``), chained with ``findings.transform(step, ...)``; ``accept`` composes them.
+"""
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -25,30 +29,33 @@ from constructs_lib.audit.engines.spark.streaming import SORT_COLUMNS
 from constructs_lib.audit.model import Finding
 
 
-def accept(
-    spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance, partitions: int
-) -> DataFrame:
-    """``acceptance.apply`` on the executors, lazily: the rule levels as a column expression,
-    the file's suppressions finding by finding, the expiry QR902s from the driver, and the
-    comparison with the baseline: the findings of each fingerprint that are not suppressed
-    numbered in report order by a window and joined with the baseline's entry of the same number
-    (its values decide "changed"), as the local engine counts them. ``fixed_of`` then lists
-    what the baseline lost."""
-    if accepts.levels:
-        severity = F.col("severity")
-        for rule_id, level in sorted(accepts.levels.items()):
-            severity = F.when(F.col("rule_id") == rule_id, F.lit(level)).otherwise(severity)
-        findings = findings.withColumn("severity", severity).select(*FINDING_FIELDS)
-    if accepts.suppressions:
-        apply_file = functools.partial(_accept_batches, active=accepts.active)
-        findings = findings.mapInArrow(apply_file, FINDING_SCHEMA)
-        expired = accepts.expired_findings()
-        if expired:
-            findings = findings.unionByName(findings_frame(spark, expired))
-    if accepts.baseline is None:
+def with_levels(findings: DataFrame, levels: Mapping[str, str]) -> DataFrame:
+    """Findings -> the same, each rule's severity set to its level in ``levels`` (rule id ->
+    severity), as one column expression."""
+    severity = F.col("severity")
+    for rule_id, level in sorted(levels.items()):
+        severity = F.when(F.col("rule_id") == rule_id, F.lit(level)).otherwise(severity)
+    return findings.withColumn("severity", severity).select(*FINDING_FIELDS)
+
+
+def suppressed(findings: DataFrame, active: list[suppressions.FileSuppression]) -> DataFrame:
+    """Findings -> the same, those the suppressions file's ``active`` entries match marked as
+    suppressed, finding by finding in a Python pass (``suppressions.external``)."""
+    return findings.mapInArrow(functools.partial(_accept_batches, active=active), FINDING_SCHEMA)
+
+
+def with_expired(findings: DataFrame, expired: list[Finding]) -> DataFrame:
+    """Findings -> the same and ``expired``, the QR902s the driver made for expired entries."""
+    if not expired:
         return findings
+    return findings.unionByName(findings_frame(findings.sparkSession, expired))
+
+
+def against_baseline(findings: DataFrame, known: DataFrame, partitions: int) -> DataFrame:
+    """Findings -> the same with their ``baseline`` state: those of each fingerprint that are
+    not suppressed, numbered in report order by a window, are joined with the baseline's entry
+    of the same number (``known``: ``_numbered_baseline``), whose values decide "changed"."""
     key = list(baseline.FINGERPRINT_FIELDS)
-    known = _numbered_baseline(spark, accepts.baseline)
     counted = F.col("suppression") == ""
     number = F.row_number().over(Window.partitionBy(*key, counted).orderBy(*SORT_COLUMNS))
     values = F.array_join(
@@ -68,6 +75,24 @@ def accept(
         .withColumn("baseline", state)
         .select(*FINDING_FIELDS)
     )
+
+
+def accept(
+    spark: SparkSession, findings: DataFrame, accepts: acceptance.Acceptance, partitions: int
+) -> DataFrame:
+    """``apply`` on the executors, lazily: the rule levels, the file's suppressions
+    and the expiry QR902s from the driver, and the comparison with the baseline, as the local
+    engine counts them. ``fixed_of`` then lists what the baseline lost."""
+    if accepts.levels:
+        findings = findings.transform(with_levels, accepts.levels)
+    if accepts.suppressions:
+        findings = findings.transform(suppressed, accepts.active).transform(
+            with_expired, accepts.expired_findings()
+        )
+    if accepts.baseline is None:
+        return findings
+    known = _numbered_baseline(spark, accepts.baseline)
+    return findings.transform(against_baseline, known, partitions)
 
 
 def _numbered_baseline(spark: SparkSession, entries: Sequence[baseline.Entry]) -> DataFrame:
@@ -110,7 +135,9 @@ def _baseline_frame(spark: SparkSession, accepts: acceptance.Acceptance) -> Data
     return findings_frame(spark, [e.finding for e in accepts.baseline or ()])
 
 
-def _accept_batches(batches: Iterable[Any], active: list[Any]) -> Iterator[Any]:
+def _accept_batches(
+    batches: Iterable[Any], active: list[suppressions.FileSuppression]
+) -> Iterator[Any]:
     for batch in batches:
         rows = [Finding(**row) for row in batch.to_pylist()]
         yield findings_batch(list(suppressions.external(rows, active)))

@@ -1,10 +1,14 @@
 """The join stage on Spark: the contexts that cross templates, judged in one Python pass.
 
 Each template was judged where it was parsed as far as it alone could be
-(``within_template.py``). Here the crossing references are resolved (``resolve.py``) over the
-templates they involve only; the member rows of the queues left, partitioned and sorted by
-queue, go through ``mapInArrow``, which builds each ``QueueContext`` and judges it with
-``judging.evaluate_group``, as the local engine does.
+(``resolve/within_template.py``). Here the crossing references are resolved
+(``engines/spark/resolve.py``) over the templates they involve only; the member rows of the
+queues left, partitioned and sorted by queue, go through ``mapInArrow``, which builds each
+``QueueContext`` and judges it with ``engines/judging.py``'s ``evaluate_group``, as the local
+engine does.
+
+Each step is a DataFrame -> DataFrame function (the frames it joins with as further arguments),
+chained with ``frame.transform(step, ...)``; ``evaluate`` composes them.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from constructs_lib.audit.engines.spark.schemas import (
     FINDING_SCHEMA,
     ROW_SCHEMAS,
     UNRESOLVED,
+    RowKind,
     findings_batch,
     narrow,
 )
@@ -74,6 +79,76 @@ def _evaluate_batches(batches: Iterable[Any], metrics: Metrics | None = None) ->
         yield findings_batch(found)
 
 
+def involved_templates(edges: DataFrame, touches: DataFrame, shared: DataFrame) -> DataFrame:
+    """Crossing edges and touches (with ``src``), shared keys -> the templates (``src``) the join
+    stage reads: those with references they could not resolve, and those that touch a key
+    another template touches too."""
+    return (
+        edges.select("src")
+        .unionByName(touches.join(shared.select("key"), "key", "left_semi").select("src"))
+        .distinct()
+    )
+
+
+def crossed_queues(exposures: DataFrame, shared: DataFrame) -> DataFrame:
+    """Exposures (with ``src``), shared keys -> the queues judged where they were parsed that
+    are judged again here (``queue_uid``): another template names a key their context owns, or
+    owns a key their context names."""
+    elsewhere = shared.withColumnRenamed("how", "other")
+    return (
+        exposures.join(elsewhere, "key")
+        .filter(
+            (F.col("other") != F.col("how"))
+            & ((F.col("first") != F.col("src")) | (F.col("last") != F.col("src")))
+        )
+        .select("queue_uid")
+        .distinct()
+    )
+
+
+def queues_left(pending: DataFrame, crossed: DataFrame) -> DataFrame:
+    """Pending queues, crossed queues -> every queue the join stage judges (``queue_uid``)."""
+    return pending.select("queue_uid").unionByName(crossed).distinct()
+
+
+def of_templates(wide: DataFrame, templates: DataFrame) -> DataFrame:
+    """Wide rows -> those of ``templates`` (``src``)."""
+    return wide.join(templates, "src", "left_semi")
+
+
+def queues_of(resources: DataFrame, remainder: DataFrame) -> DataFrame:
+    """Resources -> the queues among them that the join stage judges."""
+    return resources.join(remainder.withColumnRenamed("queue_uid", "uid"), "uid", "left_semi")
+
+
+def contexts(queues: DataFrame, resolved: DataFrame, remainder: DataFrame) -> DataFrame:
+    """Queues and resolved edges -> the members of the contexts the join stage judges."""
+    return members(queues, resolved).join(remainder, "queue_uid", "left_semi")
+
+
+def judged_contexts(rows: DataFrame, metrics: Metrics | None = None) -> DataFrame:
+    """Evaluation rows, sorted by queue -> their findings (``FINDING_SCHEMA``), judged in one
+    Python pass (with ``metrics``, the observed series)."""
+    return rows.mapInArrow(functools.partial(_evaluate_batches, metrics=metrics), FINDING_SCHEMA)
+
+
+def judged_where_parsed(judged: DataFrame, crossed: DataFrame) -> DataFrame:
+    """Judged rows, crossed queues -> the findings of the queues judged where they were parsed
+    and not again here."""
+    return judged.join(crossed, "queue_uid", "left_anti").select(*FINDING_FIELDS)
+
+
+def _share(remainder: DataFrame, involved: DataFrame) -> dict[str, int]:
+    """How many queues the join stage judges and how many templates' rows it reads: one job."""
+    counted = (
+        remainder.agg(F.count(F.lit(1)).alias("queues"))
+        .crossJoin(involved.agg(F.count(F.lit(1)).alias("templates")))
+        .first()
+    )
+    assert counted is not None  # an aggregate without grouping has exactly one row
+    return {"queues": int(counted["queues"]), "templates": int(counted["templates"])}
+
+
 def evaluate(
     wide: DataFrame, partitions: int, metrics: Metrics | None = None
 ) -> tuple[DataFrame, dict[str, int]]:
@@ -85,52 +160,48 @@ def evaluate(
     and of the queues whose references leave their template, over the templates involved (those
     with such references, and those that share a key with another); the references that match
     nothing; and the notes and unreadable files found while parsing."""
-    rows = {tag: narrow(wide, tag, with_src=True) for tag in ROW_SCHEMAS}
-    exports = rows["export"].drop("src")
-    shared = _kept(shared_keys(rows["touch"], rows["edge"], exports))
-    involved = _kept(
-        rows["edge"]
-        .select("src")
-        .unionByName(rows["touch"].join(shared.select("key"), "key", "left_semi").select("src"))
-        .distinct()
-    )
-    # A queue judged where it was parsed is judged again here if another template names a key
-    # its context owns, or owns a key its context names.
-    elsewhere = shared.withColumnRenamed("how", "other")
-    crossed = _kept(
-        rows["exposure"]
-        .join(elsewhere, "key")
-        .filter(
-            (F.col("other") != F.col("how"))
-            & ((F.col("first") != F.col("src")) | (F.col("last") != F.col("src")))
-        )
-        .select("queue_uid")
-        .distinct()
-    )
-    remainder = _kept(rows["pending"].select("queue_uid").unionByName(crossed).distinct())
-    counted = (
-        remainder.agg(F.count(F.lit(1)).alias("queues"))
-        .crossJoin(involved.agg(F.count(F.lit(1)).alias("templates")))
-        .first()
-    )
-    assert counted is not None  # an aggregate without grouping has exactly one row
-    share = {"queues": int(counted["queues"]), "templates": int(counted["templates"])}
+    rows = {kind: narrow(wide, kind, with_src=True) for kind in ROW_SCHEMAS}
+    edges, touches = rows[RowKind.EDGE], rows[RowKind.TOUCH]
+    exports = rows[RowKind.EXPORT].drop("src")
+    shared = _kept(shared_keys(touches, edges, exports))
+    involved = _kept(involved_templates(edges, touches, shared))
+    crossed = _kept(rows[RowKind.EXPOSURE].transform(crossed_queues, shared))
+    remainder = _kept(rows[RowKind.PENDING].transform(queues_left, crossed))
+    share = _share(remainder, involved)
+    judged_there = _judged_across(wide, involved, remainder, exports, partitions, metrics)
+    judged_here = rows[RowKind.JUDGED].transform(judged_where_parsed, crossed)
+    findings = judged_here.unionByName(judged_there).unionByName(rows[RowKind.FINDING].drop("src"))
+    return findings, share
 
-    joined = _kept(wide.join(involved, "src", "left_semi"))
-    of_joined = {tag: narrow(joined, tag) for tag in ("resource", "key", "edge", "inner")}
-    resources = of_joined["resource"]
+
+def _judged_across(
+    wide: DataFrame,
+    involved: DataFrame,
+    remainder: DataFrame,
+    exports: DataFrame,
+    partitions: int,
+    metrics: Metrics | None,
+) -> DataFrame:
+    """The findings of the ``remainder`` queues, judged over the rows of the ``involved``
+    templates: their references resolved across them, each queue's context gathered."""
+    joined = _kept(wide.transform(of_templates, involved))
+    of_joined = {
+        kind: narrow(joined, kind)
+        for kind in (RowKind.RESOURCE, RowKind.KEY, RowKind.EDGE, RowKind.INNER)
+    }
+    resources = of_joined[RowKind.RESOURCE]
     resolved, unresolved = resolve(
-        of_joined["edge"].unionByName(of_joined["inner"]), of_joined["key"], exports
+        of_joined[RowKind.EDGE].unionByName(of_joined[RowKind.INNER]),
+        of_joined[RowKind.KEY],
+        exports,
     )
     resolved = _kept(resolved)
-    queues = resources.join(remainder.withColumnRenamed("queue_uid", "uid"), "uid", "left_semi")
-    contexts = members(queues, resolved).join(remainder, "queue_uid", "left_semi")
-    judged_there = evaluation_rows(contexts, unresolved, resources, partitions).mapInArrow(
-        functools.partial(_evaluate_batches, metrics=metrics), FINDING_SCHEMA
+    return (
+        resources.transform(queues_of, remainder)
+        .transform(contexts, resolved, remainder)
+        .transform(evaluation_rows, unresolved, resources, partitions)
+        .transform(judged_contexts, metrics)
     )
-    judged_here = rows["judged"].join(crossed, "queue_uid", "left_anti").select(*FINDING_FIELDS)
-    findings = judged_here.unionByName(judged_there).unionByName(rows["finding"].drop("src"))
-    return findings, share
 
 
 def _kept(frame: DataFrame) -> DataFrame:
@@ -148,7 +219,7 @@ def _kept(frame: DataFrame) -> DataFrame:
 def queues_with_metrics(wide: DataFrame, metrics: Metrics) -> int:
     """How many deployed queues have series of their own in ``metrics``: the driver reads the
     rows of the queues that carry an ARN, not the fleet's."""
-    queues = narrow(wide, "resource").filter(
+    queues = narrow(wide, RowKind.RESOURCE).filter(
         (F.col("type") == model.QUEUE) & F.col("properties").contains(model.PHYSICAL)
     )
     rows = queues.select(*ResourceRow._fields).toLocalIterator()

@@ -135,6 +135,15 @@ def decoded_frame(
     return objects.mapInArrow(functools.partial(_read_batches, limits=limits), DECODED_SCHEMA)
 
 
+def points_in_window(decoded: DataFrame, start: int | None) -> DataFrame:
+    """Decoded rows -> the data points among them (not the per-object rows) newer than the
+    window's ``start`` (all of them when there is none)."""
+    points = decoded.filter(F.col("object").isNull())
+    if start is not None:
+        points = points.filter(F.col("timestamp") > F.lit(start))
+    return points
+
+
 def series_frame(points: DataFrame) -> DataFrame:
     """Data points (already in the window) -> one row per series (``SERIES_SCHEMA``)."""
     return (
@@ -208,9 +217,7 @@ def aggregate_frames(
         .collect()
     )
     start, end = window(counted["newest"], window_days)
-    points = decoded.filter(F.col("object").isNull())
-    if start is not None:
-        points = points.filter(F.col("timestamp") > F.lit(start))
+    points = decoded.transform(points_in_window, start)
     return MetricFrames(
         location=location,
         window_days=window_days,

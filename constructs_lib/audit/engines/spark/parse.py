@@ -1,9 +1,10 @@
 """The parse stage on Spark: the driver's list of inputs -> the parsed wide rows.
 
 Each partition's files are read and parsed in Python on the executors (``mapInArrow``), in a
-parsing worker process per task (``isolation.py``), into the rows of ``schemas.WIDE_SCHEMA``;
-each template is judged there as far as it alone can be (``within_template.py``), so that only
-what crosses templates is left to the join stage (``evaluate.py``).
+parsing worker process per task (``parse/isolation.py``), into the rows of
+``schemas.WIDE_SCHEMA``; each template is judged there as far as it alone can be
+(``resolve/within_template.py``), so that only what crosses templates is left to the join stage
+(``engines/spark/evaluate.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from constructs_lib.audit.engines.spark.schemas import (
     WIDE_INTS,
     WIDE_SCHEMA,
     WIDE_TEXT,
+    RowKind,
     arrow_batch,
     arrow_text,
 )
@@ -42,28 +44,28 @@ FILES_PER_TASK = 5000
 def _rows_of(
     parsed: model.ParsedTemplate, metrics: Metrics | None
 ) -> Iterator[tuple[str, tuple[Any, ...]]]:
-    yield "file", tuple(parsed.file)
+    yield RowKind.FILE, tuple(parsed.file)
     within = within_template.judge(parsed, metrics)
     for tag, rows in (
-        ("resource", parsed.resources),
-        ("key", parsed.keys),
-        ("inner", within.inner),
-        ("edge", within.crossing),
-        ("export", parsed.exports),
-        ("nested", parsed.nested),
+        (RowKind.RESOURCE, parsed.resources),
+        (RowKind.KEY, parsed.keys),
+        (RowKind.INNER, within.inner),
+        (RowKind.EDGE, within.crossing),
+        (RowKind.EXPORT, parsed.exports),
+        (RowKind.NESTED, parsed.nested),
     ):
         for row in rows:
             yield tag, tuple(row)
     for touched in within.touched:
-        yield "touch", touched
+        yield RowKind.TOUCH, touched
     for exposed in within.exposure:
-        yield "exposure", exposed
+        yield RowKind.EXPOSURE, exposed
     for queue in within.pending:
-        yield "pending", (queue,)
+        yield RowKind.PENDING, (queue,)
     for queue, finding in within.judged:
-        yield "judged", (queue, *finding.as_dict().values())
+        yield RowKind.JUDGED, (queue, *finding.as_dict().values())
     for finding in template_findings(parsed) + within.unresolved:
-        yield "finding", tuple(finding.as_dict().values())
+        yield RowKind.FINDING, tuple(finding.as_dict().values())
 
 
 def _parse_batches(
@@ -73,7 +75,7 @@ def _parse_batches(
     cwd: str,
     metrics: Metrics | None = None,
 ) -> Iterator[Any]:
-    """One partition of paths -> wide rows. The parsing worker process (``isolation.py``) makes
+    """One partition of paths -> wide rows. The parsing worker process (``parse/isolation.py``) makes
     a file that crashes or hangs the parser cost that file (a QR901), never the task."""
     files = [
         (os.fsdecode(path), stack)
@@ -89,7 +91,8 @@ def wide_batches(
     parsed_templates: Iterable[model.ParsedTemplate], metrics: Metrics | None = None
 ) -> Iterator[Any]:
     """Parsed templates -> Arrow batches of ``WIDE_SCHEMA`` rows, each template judged on its own
-    as far as it can be (``within_template.py``; with ``metrics``, the observed series)."""
+    as far as it can be (``resolve/within_template.py``; with ``metrics``, the observed
+    series)."""
     width, numbers = len(WIDE_TEXT), len(WIDE_INTS)
     columns: dict[str, list[Any]] = {name: [] for name in WIDE_SCHEMA.names}
     for parsed in parsed_templates:
@@ -124,15 +127,15 @@ def _paths_frame(spark: SparkSession, files: list[tuple[str, str]]) -> DataFrame
     return spark.createDataFrame(table, PATH_SCHEMA).repartition(tasks)
 
 
-def parse(
-    spark: SparkSession,
-    files: list[tuple[str, str]],
+def parse_paths(
+    paths: DataFrame,
     limits: ReadLimits = DEFAULT_LIMITS,
     overrides: Overrides | None = None,
     metrics: Metrics | None = None,
 ) -> DataFrame:
-    """Paths -> the parsed wide rows (not yet computed). Relative paths are read from this
-    process's working directory, wherever the executors run."""
+    """Paths (``PATH_SCHEMA``) -> the parsed wide rows (``WIDE_SCHEMA``), each partition's files
+    parsed by one task. Relative paths are read from this process's working directory, wherever
+    the executors run."""
     parse_partition = functools.partial(
         _parse_batches,
         limits=limits,
@@ -140,4 +143,15 @@ def parse(
         cwd=os.getcwd(),
         metrics=metrics,
     )
-    return _paths_frame(spark, files).mapInArrow(parse_partition, WIDE_SCHEMA)
+    return paths.mapInArrow(parse_partition, WIDE_SCHEMA)
+
+
+def parse(
+    spark: SparkSession,
+    files: list[tuple[str, str]],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    overrides: Overrides | None = None,
+    metrics: Metrics | None = None,
+) -> DataFrame:
+    """Paths -> the parsed wide rows (not yet computed)."""
+    return _paths_frame(spark, files).transform(parse_paths, limits, overrides, metrics)

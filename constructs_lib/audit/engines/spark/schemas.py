@@ -1,13 +1,16 @@
-"""The Spark engine's schemas, and the Arrow batches its Python passes exchange with the JVM.
+"""The Spark engine's row kinds and schemas, and the Arrow batches its Python passes exchange
+with the JVM.
 
-Spark never infers a schema from a template: every row kind the parser yields has its declared
-``StructType`` here, and all of them travel in one wide schema out of the parse.
+Spark never infers a schema from a template: every kind of row the parser yields (``RowKind``)
+has its declared ``StructType`` here, and all of them travel in one wide schema out of the parse. The
+frames the join stage makes between its steps (shared keys, resolved edges, members, evaluation
+rows) are declared here too, so that a reader sees which columns each one carries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -15,6 +18,24 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, 
 
 from constructs_lib.audit import model
 from constructs_lib.audit.model import EdgeRow, FileRow, Finding, ResourceRow
+
+
+class RowKind:
+    """The kinds of row the parse yields, as the wide schema's ``tag`` column names them."""
+
+    FILE: Final = "file"
+    RESOURCE: Final = "resource"
+    KEY: Final = "key"
+    EDGE: Final = "edge"
+    EXPORT: Final = "export"
+    NESTED: Final = "nested"
+    FINDING: Final = "finding"
+    INNER: Final = "inner"
+    TOUCH: Final = "touch"
+    JUDGED: Final = "judged"
+    EXPOSURE: Final = "exposure"
+    PENDING: Final = "pending"
+
 
 # Rows per Arrow batch the Python stages send back to the JVM.
 BATCH_ROWS = 20_000
@@ -36,24 +57,35 @@ FINDING_TEXT = tuple(n for n in FINDING_FIELDS if n not in FINDING_INTS)
 FINDING_SCHEMA = _schema(*FINDING_FIELDS, ints=FINDING_INTS)
 # The driver's list of inputs: the path as bytes (a file name need not be UTF-8) and its stack.
 PATH_SCHEMA = _schema("path", "stack", binary=["path"])
+# The schema of each kind of row.
+FILE_SCHEMA = _schema(*FileRow._fields, ints=["resources"])
+RESOURCE_SCHEMA = _schema(*ResourceRow._fields)
+KEY_SCHEMA = _schema(*model.KeyRow._fields)
+EDGE_SCHEMA = _schema(*EdgeRow._fields)
+EXPORT_SCHEMA = _schema(*model.ExportRow._fields)
+NESTED_SCHEMA = _schema(*model.NestedRow._fields)
+# What judging each template where it is parsed yields (``resolve/within_template.py``): the
+# references it resolved itself ("edge" rows are those it could not), the keys another template
+# could share with it (``how``: it owns or names the key), the queues judged there (each finding
+# with its queue) and the keys their contexts depend on, and the queues left to the join stage.
+TOUCH_SCHEMA = _schema("key", "how")
+JUDGED_SCHEMA = _schema("queue_uid", *FINDING_FIELDS, ints=FINDING_INTS)
+EXPOSURE_SCHEMA = _schema("queue_uid", "key", "how")
+PENDING_SCHEMA = _schema("queue_uid")
 ROW_SCHEMAS = {
-    "file": _schema(*FileRow._fields, ints=["resources"]),
-    "resource": _schema(*ResourceRow._fields),
-    "key": _schema(*model.KeyRow._fields),
-    "edge": _schema(*EdgeRow._fields),
-    "export": _schema(*model.ExportRow._fields),
-    "nested": _schema(*model.NestedRow._fields),
+    RowKind.FILE: FILE_SCHEMA,
+    RowKind.RESOURCE: RESOURCE_SCHEMA,
+    RowKind.KEY: KEY_SCHEMA,
+    RowKind.EDGE: EDGE_SCHEMA,
+    RowKind.EXPORT: EXPORT_SCHEMA,
+    RowKind.NESTED: NESTED_SCHEMA,
     # Notes, unreadable files, references that never resolve: findings of a template on its own.
-    "finding": FINDING_SCHEMA,
-    # What judging each template where it is parsed yields (``within_template.py``): the
-    # references it resolved itself ("edge" rows are those it could not), the keys another
-    # template could share with it, the queues judged there (each finding with its queue) and
-    # the keys their contexts depend on, and the queues left to the join stage.
-    "inner": _schema(*EdgeRow._fields),
-    "touch": _schema("key", "how"),
-    "judged": _schema("queue_uid", *FINDING_FIELDS, ints=FINDING_INTS),
-    "exposure": _schema("queue_uid", "key", "how"),
-    "pending": _schema("queue_uid"),
+    RowKind.FINDING: FINDING_SCHEMA,
+    RowKind.INNER: EDGE_SCHEMA,
+    RowKind.TOUCH: TOUCH_SCHEMA,
+    RowKind.JUDGED: JUDGED_SCHEMA,
+    RowKind.EXPOSURE: EXPOSURE_SCHEMA,
+    RowKind.PENDING: PENDING_SCHEMA,
 }
 # Parsing yields every row kind in one pass, into one wide schema: a tag, as many text columns as
 # the widest kind (a judged finding) and as many integers (a finding's line and column); each
@@ -62,10 +94,23 @@ ROW_SCHEMAS = {
 WIDE_TEXT = [f"t{i}" for i in range(len(FINDING_TEXT) + 1)]
 WIDE_INTS = [f"n{i}" for i in range(max(1, len(FINDING_INTS)))]
 WIDE_SCHEMA = _schema("tag", *WIDE_TEXT, *WIDE_INTS, "src", ints=WIDE_INTS)
-# The evaluation pass reads one row per member of a queue's context (see ``resolve.members``) with its
-# resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
+# The join stage's own frames. A key more than one template touches: for each way of touching
+# it, the first and last template that does.
+SHARED_SCHEMA = _schema("key", "how", "first", "last")
+# A reference resolved to the resource it names.
+RESOLVED_SCHEMA = _schema("from_uid", "role", "detail", "to_uid")
+# Who stands around a queue (``model.MemberRow``).
+MEMBER_SCHEMA = _schema(*model.MemberRow._fields)
+# The evaluation pass reads one row per member of a queue's context (see ``resolve.members``) with
+# its resource's columns, or one row per unresolved reference: member UNRESOLVED, with the edge's.
 EDGE_COLUMNS = [f"edge_{c}" for c in EdgeRow._fields]
 UNRESOLVED = "unresolved"
+EVALUATION_SCHEMA = _schema("queue_uid", "member", "detail", *ResourceRow._fields, *EDGE_COLUMNS)
+
+
+def with_src(schema: StructType) -> StructType:
+    """``schema`` and the ``src`` column: the file a row of the wide schema came from."""
+    return StructType([*schema.fields, StructField("src", StringType(), True)])
 
 
 def arrow_text(values: list[Any]) -> Any:
@@ -110,7 +155,8 @@ def findings_frame(spark: SparkSession, findings: list[Finding]) -> DataFrame:
 
 
 def narrow(wide: DataFrame, tag: str, with_src: bool = False) -> DataFrame:
-    """The rows of one kind, with its schema's columns (and the file they came from)."""
+    """The rows of one kind (a ``RowKind``), with its schema's columns (and the file they came
+    from)."""
     texts, ints = iter(WIDE_TEXT), iter(WIDE_INTS)
     columns = [
         F.col(next(ints)).alias(f.name)

@@ -277,9 +277,10 @@ def test_only_the_spark_engine_loads_pyspark_by_name() -> None:
     "name", sorted(n for n in MODULES if n.startswith("constructs_lib.policy"))
 )
 def test_the_pure_decisions_import_no_cdk(name: str) -> None:
-    assert imports_matching(IMPORTS[name], "aws_cdk") | imports_matching(
-        IMPORTS[name], "constructs"
-    ) == set()
+    assert (
+        imports_matching(IMPORTS[name], "aws_cdk") | imports_matching(IMPORTS[name], "constructs")
+        == set()
+    )
 
 
 def defined_names(path: Path) -> Iterator[str]:
@@ -294,9 +295,12 @@ def defined_names(path: Path) -> Iterator[str]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
             if ast.unparse(node.value.value) in ("Literal", "typing.Literal"):
                 yield from (t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.AnnAssign) and "TypeAlias" in ast.unparse(node.annotation):
-            if isinstance(node.target, ast.Name):
-                yield node.target.id
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and "TypeAlias" in ast.unparse(node.annotation)
+            and isinstance(node.target, ast.Name)
+        ):
+            yield node.target.id
 
 
 def test_no_class_or_type_is_defined_twice() -> None:

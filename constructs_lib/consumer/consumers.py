@@ -16,7 +16,7 @@ from constructs import Construct
 
 from constructs_lib import adoption, policy
 from constructs_lib.alarms.factory import AlarmFactory
-from constructs_lib.consumer import backoff_layer as consumer_backoff
+from constructs_lib.consumer import backoff_layer
 from constructs_lib.consumer.event_source import (
     ConsumerSettings,
     LambdaConsumer,
@@ -24,7 +24,7 @@ from constructs_lib.consumer.event_source import (
     make_event_source,
 )
 from constructs_lib.errors import Problem
-from constructs_lib.params import combinations as call_checks
+from constructs_lib.params import combinations
 from constructs_lib.retry_backoff import RetryBackoff
 from constructs_lib.synth.deferred import FunctionChecks, QueueFeeds, WarningReporter
 
@@ -153,7 +153,7 @@ class QueueConsumers:
         consumed_text = (
             f"the dead-letter queue of {self.scope.node.path}" if consumed.dead_letter else None
         )
-        problems += call_checks.consumer_misuse_problems(
+        problems += combinations.consumer_misuse_problems(
             self.scope, self._stack, function, self.consumers, consumed_text
         )
         return problems
@@ -169,12 +169,12 @@ class QueueConsumers:
         retry: RetryBackoff | None,
         function: lambda_.IFunction,
         report_batch_item_failures: bool,
-    ) -> tuple[consumer_backoff.BackoffPlan | None, list[Problem]]:
+    ) -> tuple[backoff_layer.BackoffPlan | None, list[Problem]]:
         """What ``retry_backoff`` (source consumers only) does to the function, or why not."""
         if retry is None:
             return None, []
         consumed = self.consumed
-        return consumer_backoff.plan(
+        return backoff_layer.plan(
             retry,
             function,
             fifo=consumed.fifo,
@@ -184,7 +184,7 @@ class QueueConsumers:
         )
 
     def _visibility_problems(
-        self, derived: int, timeout: int, backoff_plan: consumer_backoff.BackoffPlan | None
+        self, derived: int, timeout: int, backoff_plan: backoff_layer.BackoffPlan | None
     ) -> list[Problem]:
         """The queue's visibility timeout with this consumer: not below what any consumer
         needs, and short enough that a failing message is dead-lettered before it expires
@@ -251,7 +251,7 @@ class QueueConsumers:
 
 
 def _consumer_settings(
-    call: ConsumerCall, backoff_plan: consumer_backoff.BackoffPlan | None
+    call: ConsumerCall, backoff_plan: backoff_layer.BackoffPlan | None
 ) -> ConsumerSettings:
     """What the consumer is set up with: the call's values, the window in seconds, and the
     schedule ``retry_backoff`` puts in the function's environment."""

@@ -17,8 +17,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_sqs as sqs
 
 from constructs_lib import adoption, limits, policy
-from constructs_lib.alarms import QueueAlarms
-from constructs_lib.alarms import signals as queue_signals
+from constructs_lib.alarms import QueueAlarms, signals
 from constructs_lib.alarms.factory import AlarmFactory
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.consumer.bypass import BypassingConsumers
@@ -61,7 +60,7 @@ def create_alarms(
         queue.source_retention,
         queue.dead_letter_retention,
     )
-    return factory, queue_signals.with_signal_alarms(
+    return factory, signals.with_signal_alarms(
         factory,
         alarms,
         queue.queue,

@@ -20,7 +20,7 @@ from constructs import IConstruct, IValidation
 from constructs_lib import limits, policy
 from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.errors import ConfigurationError, Problem
-from constructs_lib.params import combinations as call_checks
+from constructs_lib.params import combinations
 from constructs_lib.policy.suppression_terms import MIN_REASON_LENGTH
 from constructs_lib.synth import acknowledgments
 
@@ -117,7 +117,7 @@ class WarningReporter:
         A warning that is an audit finding waits for synth, when suppressions are known;
         ``mapping`` finds the consumer's event source mapping, which its findings name."""
         for prop in unresolved:
-            self.warn(*call_checks.unresolved_warning(prop))
+            self.warn(*combinations.unresolved_warning(prop))
         errors = [p for p in problems if p.severity == "error"]
         if errors:
             raise ConfigurationError(self.scope.node.path, errors)

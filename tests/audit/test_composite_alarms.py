@@ -17,7 +17,7 @@ import pytest
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
-from constructs_lib.audit.parse import alarm_expressions as alarm_rules
+from constructs_lib.audit.parse import alarm_expressions
 from constructs_lib.audit.parse.dialects import composite_alarms
 from tests.audit.conftest import ALARM_TOPIC_ARN, Template, healthy, props, write
 
@@ -94,7 +94,7 @@ def _message(result: AuditResult, resource: str) -> str:
     ],
 )
 def test_which_alarms_a_rule_watches(rule: str, expected: list[str]) -> None:
-    assert alarm_rules.watched(rule) == expected
+    assert alarm_expressions.watched(rule) == expected
 
 
 @pytest.mark.parametrize(
@@ -102,8 +102,8 @@ def test_which_alarms_a_rule_watches(rule: str, expected: list[str]) -> None:
     ["(" * 249 + "ALARM(a)" + ")" * 249, "NOT " * 500 + "ALARM(a)", "NOT (" * 200 + "ALARM(a)"],
 )
 def test_deep_nesting_is_refused_not_a_crash(rule: str) -> None:
-    with pytest.raises(alarm_rules.RuleError):
-        alarm_rules.watched(rule)
+    with pytest.raises(alarm_expressions.RuleError):
+        alarm_expressions.watched(rule)
 
 
 @pytest.mark.parametrize(
@@ -116,13 +116,13 @@ def test_deep_nesting_is_refused_not_a_crash(rule: str) -> None:
         "alarm(a)",
         "ALARM(a) ALARM(b)",
         "FOO(a)",
-        "x" * (alarm_rules.RULE_LENGTH_MAX + 1),
-        " OR ".join(f"ALARM(a{i})" for i in range(alarm_rules.RULE_CHILDREN_MAX + 1)),
+        "x" * (alarm_expressions.RULE_LENGTH_MAX + 1),
+        " OR ".join(f"ALARM(a{i})" for i in range(alarm_expressions.RULE_CHILDREN_MAX + 1)),
     ],
 )
 def test_rules_cloudwatch_refuses_cannot_be_read(rule: str) -> None:
-    with pytest.raises(alarm_rules.RuleError):
-        alarm_rules.watched(rule)
+    with pytest.raises(alarm_expressions.RuleError):
+        alarm_expressions.watched(rule)
 
 
 # --- Composites in the template ---------------------------------------------------------------

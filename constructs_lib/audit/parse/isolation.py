@@ -37,7 +37,7 @@ from multiprocessing.connection import Connection, wait
 
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import ParsedTemplate
-from constructs_lib.audit.parse import pipeline as templates
+from constructs_lib.audit.parse import pipeline
 from constructs_lib.audit.parse.parameters import Overrides
 from constructs_lib.audit.safety import BATCH_FILES, DEFAULT_LIMITS, ReadLimits, size_text
 
@@ -103,10 +103,10 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
         for position, file, stack in batch:
             _PROGRESS.pack_into(progress, 0, position + 1)
             if unseen and not os.path.isabs(file) and not objects.is_object_url(file):
-                done.append((position, templates.unparseable(file, stack, unseen)))
+                done.append((position, pipeline.unparseable(file, stack, unseen)))
                 continue
             try:
-                done.append((position, templates.read_and_parse(file, stack, limits, overrides)))
+                done.append((position, pipeline.read_and_parse(file, stack, limits, overrides)))
             except MemoryError:
                 done.append((position, None))
                 break
@@ -381,7 +381,7 @@ class _Run:
         rest = [item for item in worker.remaining if item[0] != culprit]
         for position, file, stack in worker.remaining:
             if position == culprit:
-                self.results[position] = templates.unparseable(file, stack, reason or _died(code))
+                self.results[position] = pipeline.unparseable(file, stack, reason or _died(code))
         worker.remaining.clear()
         if rest:
             self.pending.appendleft(rest)

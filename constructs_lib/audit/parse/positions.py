@@ -4,7 +4,7 @@ table's ``file:line``.
 
 Positions are found during the parse the audit already does, within its limits:
 
-- YAML: the node tree PyYAML composes anyway (``parsing.py`` builds the document from it) carries
+- YAML: the node tree PyYAML composes anyway (``documents`` builds the document from it) carries
   each key's mark; only the keys of ``Resources``, of each resource and of its ``Properties`` are
   read.
 - JSON: ``json.loads`` keeps no positions, so a located JSON template is decoded by a walk that

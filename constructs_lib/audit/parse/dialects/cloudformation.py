@@ -32,7 +32,7 @@ def extract(
 ) -> ParsedTemplate:
     """One template's rows. ``origins`` maps generated logical ids to the ids a person wrote
     (SAM's ``Function.Event``), so findings name what the author can find in the file;
-    ``spots``, where each resource is written (``positions.py``), so they point at its line."""
+    ``spots``, where each resource is written (``positions``), so they point at its line."""
     origins, spots = origins or {}, spots or {}
     resources = document["Resources"]
     template = _scope(file, stack, document, overrides or {})

@@ -78,7 +78,7 @@ SAM_DOCUMENT = {
 
 def test_generated_resources_are_named_by_what_the_author_wrote() -> None:
     assert sam_origins.event_origins(SAM_DOCUMENT) == {"WorkerOrders": "Worker.Orders"}
-    expanded = {
+    expanded: dict[str, Any] = {
         "Worker": {},
         "Jobs": {},
         "WorkerOrders": {},
@@ -94,7 +94,9 @@ def test_generated_resources_are_named_by_what_the_author_wrote() -> None:
 
 def test_generated_resources_sit_where_their_origin_is_written() -> None:
     spots = {"Worker": Spot(3, 3, {"Timeout": (5, 7)}), "Jobs": Spot(9, 3, {})}
-    expanded = {"Resources": {"Worker": {}, "Jobs": {}, "WorkerOrders": {}, "Elsewhere": {}}}
+    expanded: dict[str, Any] = {
+        "Resources": {"Worker": {}, "Jobs": {}, "WorkerOrders": {}, "Elsewhere": {}}
+    }
     written = sam_origins.written_spots(spots, expanded, {"WorkerOrders": "Worker.Orders"})
     assert written == {
         "Worker": Spot(3, 3, {"Timeout": (5, 7)}),

@@ -2,10 +2,10 @@
 baseline.
 
 Both engines apply the same steps after judging: the profile's and the file's rule levels to
-each finding's severity (``profiles.py``), the file's suppressions to each finding, a QR902 for
-each entry past its expiry, then the comparison with the baseline (``baseline.py``).
+each finding's severity (``profiles``), the file's suppressions to each finding, a QR902 for
+each entry past its expiry, then the comparison with the baseline (``baseline``).
 The local engine does it here, over a list; the Spark job with the same functions over
-partitions (``spark/accept.py``).
+partitions (``engines.spark.accept``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from constructs_lib.audit.accept import baseline, profiles, suppressions
 from constructs_lib.audit.accept.baseline import Entry as BaselineEntry
 from constructs_lib.audit.accept.suppressions import FileSuppression
 from constructs_lib.audit.model import Finding
-from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse import documents
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 
@@ -69,12 +69,12 @@ def load(
                     f"the suppressions file {path} is larger than --max-file-size "
                     f"({safety.size_text(limits.max_file_bytes)})"
                 )
-            document = parsing.load_data(path, data, limits)
+            document = documents.load_data(path, data, limits)
         except OSError as error:
             raise suppressions.SuppressionsFileError(
                 f"cannot read the suppressions file {path}: {error.strerror or error}"
             ) from None
-        except parsing.TemplateError as error:
+        except documents.TemplateError as error:
             raise suppressions.SuppressionsFileError(
                 f"the suppressions file {path} is not YAML or JSON: {error}"
             ) from None

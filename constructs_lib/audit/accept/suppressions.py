@@ -19,7 +19,7 @@ each reported as QR902 and suppress nothing.
 The suppressions file (``--suppressions FILE``) is for fleets a team cannot edit: each entry
 names a rule, globs for template, stack and resource, a reason and an optional expiry date,
 after which it stops applying and a QR902 says so. Its ``rules`` mapping sets a rule's level
-for the whole fleet (``profiles.py``): ``info``, ``warning`` or ``error`` report the rule at that
+for the whole fleet (``profiles``): ``info``, ``warning`` or ``error`` report the rule at that
 severity, and ``off``, with a reason (and an optional expiry) like any entry, accepts every
 finding of the rule.
 """
@@ -198,6 +198,23 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
     """A suppressions file's document (``{"suppressions": [...], "rules": {...}}``) -> its
     entries (a rule turned ``off`` is one, matching every finding of the rule), or a
     ``SuppressionsFileError`` naming the entry, the value and the fix."""
+    listed = _listed_entries(path, document)
+    found: list[FileSuppression] = []
+    for rule_id, (level, reason, expires) in parse_rules(path, document, known_rules).items():
+        if level == OFF:
+            found.append(
+                FileSuppression(
+                    rule=rule_id, reason=reason, source=f"{path} rules.{rule_id}", expires=expires
+                )
+            )
+    for position, entry in enumerate(listed, start=1):
+        found.append(_file_entry(f"{path} entry {position}", entry, known_rules))
+    return found
+
+
+def _listed_entries(path: str, document: Any) -> list[Any]:
+    """The file's ``suppressions`` list (empty when it has only ``rules``), or the error saying
+    what the file must look like."""
     listed = document.get("suppressions", []) if isinstance(document, Mapping) else None
     has_rules = isinstance(document, Mapping) and "rules" in document
     if (
@@ -209,57 +226,47 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
             f"{path}: expected a mapping with a list under 'suppressions' or a mapping under "
             "'rules' (docs/audit/ci.md, \"Suppressions outside the template\")"
         )
-    found: list[FileSuppression] = []
-    for rule_id, (level, reason, expires) in parse_rules(path, document, known_rules).items():
-        if level == OFF:
-            found.append(
-                FileSuppression(
-                    rule=rule_id, reason=reason, source=f"{path} rules.{rule_id}", expires=expires
-                )
-            )
-    for position, entry in enumerate(listed, start=1):
-        source = f"{path} entry {position}"
-        if not isinstance(entry, Mapping):
-            raise SuppressionsFileError(
-                f"{source}: {entry!r} is not a mapping of rule, reason, ..."
-            )
-        unknown = sorted(set(map(str, entry)) - _ENTRY_KEYS)
-        if unknown:
-            raise SuppressionsFileError(
-                f"{source}: unknown key {', '.join(unknown)}; the keys are "
-                f"{', '.join(sorted(_ENTRY_KEYS))}"
-            )
-        rule = entry.get("rule")
-        if rule not in known_rules or rule == SUPPRESSION_RULE:
-            raise SuppressionsFileError(
-                f"{source}: rule {rule!r} is not a rule queue-audit reports (QR902 cannot be "
-                "suppressed); give one id, such as QR009"
-            )
-        why_not = reason_problem(entry.get("reason"))
-        if why_not:
-            raise SuppressionsFileError(
-                f"{source}: {rule} {why_not}; say why the finding is accepted, in at least "
-                f"{MIN_REASON_LENGTH} characters"
-            )
-        patterns = {}
-        for key in _PATTERN_KEYS:
-            value = entry.get(key, "*")
-            if not isinstance(value, str) or not value:
-                raise SuppressionsFileError(
-                    f"{source}: {key} {value!r} is not a pattern; give a glob such as "
-                    "'teams/legacy/*' or leave it out (any)"
-                )
-            patterns[key] = value
-        found.append(
-            FileSuppression(
-                rule=str(rule),
-                reason=entry["reason"].strip(),
-                source=source,
-                expires=_date(source, entry.get("expires")),
-                **patterns,
-            )
+    return listed
+
+
+def _file_entry(source: str, entry: Any, known_rules: Collection[str]) -> FileSuppression:
+    """One entry of the ``suppressions`` list, checked key by key (``source`` names it)."""
+    if not isinstance(entry, Mapping):
+        raise SuppressionsFileError(f"{source}: {entry!r} is not a mapping of rule, reason, ...")
+    unknown = sorted(set(map(str, entry)) - _ENTRY_KEYS)
+    if unknown:
+        raise SuppressionsFileError(
+            f"{source}: unknown key {', '.join(unknown)}; the keys are "
+            f"{', '.join(sorted(_ENTRY_KEYS))}"
         )
-    return found
+    rule = entry.get("rule")
+    if rule not in known_rules or rule == SUPPRESSION_RULE:
+        raise SuppressionsFileError(
+            f"{source}: rule {rule!r} is not a rule queue-audit reports (QR902 cannot be "
+            "suppressed); give one id, such as QR009"
+        )
+    why_not = reason_problem(entry.get("reason"))
+    if why_not:
+        raise SuppressionsFileError(
+            f"{source}: {rule} {why_not}; say why the finding is accepted, in at least "
+            f"{MIN_REASON_LENGTH} characters"
+        )
+    patterns = {}
+    for key in _PATTERN_KEYS:
+        value = entry.get(key, "*")
+        if not isinstance(value, str) or not value:
+            raise SuppressionsFileError(
+                f"{source}: {key} {value!r} is not a pattern; give a glob such as "
+                "'teams/legacy/*' or leave it out (any)"
+            )
+        patterns[key] = value
+    return FileSuppression(
+        rule=str(rule),
+        reason=entry["reason"].strip(),
+        source=source,
+        expires=_date(source, entry.get("expires")),
+        **patterns,
+    )
 
 
 def parse_rules(

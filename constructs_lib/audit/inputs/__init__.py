@@ -12,5 +12,5 @@ prefix. Each comes in two steps, split between the driver and whoever parses:
 ``template_names`` holds the name rules both listings share: which names may be templates,
 which folders are never walked, and a template's stack name. Other kinds of input (stacks
 already deployed, metric streams) belong here too, each listed and read the same way.
-Parsing the bytes is not an input's job: that is ``parsing.py`` and the dialects.
+Parsing the bytes is not an input's job: that is ``parse.documents`` and the dialects.
 """

@@ -9,7 +9,7 @@ them. A nested stack's parent points at the child's ARN as at a local child temp
 the parent passes and reads travels as it does between files (``model.NESTED_*``).
 
 What cannot be read never stops the rest: a target that cannot be reached is one QR904 finding,
-a stack whose template cannot be read one QR901 (the API calls are ``stacks.py``).
+a stack whose template cannot be read one QR901 (the API calls are ``stacks``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,7 @@ from constructs_lib.audit import model, optional, rules
 from constructs_lib.audit.inputs import stacks
 from constructs_lib.audit.inputs.stacks import DeployedStack, StackReadError, TargetError
 from constructs_lib.audit.model import KeyRow, NoteRow, ParsedTemplate
-from constructs_lib.audit.parse import documents as parsing
-from constructs_lib.audit.parse import parameters
-from constructs_lib.audit.parse import pipeline as templates
+from constructs_lib.audit.parse import documents, parameters, pipeline
 from constructs_lib.audit.parse.dialects.cdk_assembly import ASSET_PATH_METADATA
 from constructs_lib.audit.parse.parameters import Overrides
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
@@ -184,7 +182,7 @@ def _read(client: Any, stack_id: str, name: str) -> DeployedStack | ParsedTempla
     try:
         return stacks.read_stack(client, stack_id, name)
     except StackReadError as error:
-        return templates.unparseable(
+        return pipeline.unparseable(
             stack_id, name, f"{error.operation} failed with {error.code}: {error.message}"
         )
 
@@ -212,7 +210,7 @@ def _parse(
     given = overrides or {}
     stack_overrides = {k: v for k, v in given.items() if k == parameters.ALL_STACKS}
     stack_overrides[stack.name] = {**deployed, **given.get(stack.name, {})}
-    parsed = templates.parse_template(stack.stack_id, stack.name, data, limits, stack_overrides)
+    parsed = pipeline.parse_template(stack.stack_id, stack.name, data, limits, stack_overrides)
     if parsed.file.status == "ok":
         annotate(parsed, stack)
     return parsed
@@ -231,7 +229,7 @@ def _with_nested_children(
     if not nested:
         return stack.template
     try:
-        document = parsing.load_document(stack.stack_id, stack.template, limits)
+        document = documents.load_document(stack.stack_id, stack.template, limits)
     except Exception:  # a template that cannot be read: parse_template reports it (QR901)
         return stack.template
     resources = document.get("Resources") if isinstance(document, dict) else None
@@ -289,5 +287,5 @@ def _arn_and_key(
 
 
 def _dumps(properties: dict[str, Any]) -> str:
-    """Properties as ``dialects/cloudformation.py`` writes them into a resource row."""
+    """Properties as ``parse.dialects.cloudformation`` writes them into a resource row."""
     return json.dumps(properties, sort_keys=True, default=str)

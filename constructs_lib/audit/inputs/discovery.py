@@ -1,8 +1,8 @@
 """Which files to audit: template files and folders (cloud assemblies or trees of templates).
 
 The driver runs this; it lists paths and never reads a template's body, so a hostile file costs
-nothing here. Reading is ``reading.py``'s job (``objects.py``'s for ``s3://``), parsing
-``parsing.py``'s; which names are templates is ``template_names.py``'s, shared with ``objects.py``.
+nothing here. Reading is ``reading``'s job (``objects``'s for ``s3://``), parsing
+``parse.documents``'s; which names are templates is ``template_names``'s, shared with ``objects``.
 """
 
 from __future__ import annotations

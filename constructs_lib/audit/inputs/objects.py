@@ -7,7 +7,7 @@ The work splits the way it does for files:
   by the same name rules as a folder walk (``template_names.is_template_name`` and
   ``template_names.is_skipped_folder``). A URL is one object when that object exists (a HEAD, no
   body), and otherwise a folder: the keys under ``key/``.
-- Whoever parses reads (``read_object``, called by ``templates.read_and_parse`` in a parsing
+- Whoever parses reads (``read_object``, called by ``parse.pipeline.read_and_parse`` in a parsing
   worker or on a Spark executor): one GET per object, so the driver never holds a template's
   bytes. The size cap is checked on the response's Content-Length before a byte of the body is
   read (the stream is closed unread), and enforced again while reading, as ``reading.read_bytes``

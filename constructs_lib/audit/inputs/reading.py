@@ -40,7 +40,7 @@ def _kind(mode: int) -> str:
 
 def over_cap(limits: ReadLimits, what: str) -> SkippedFile:
     """The SkippedFile for input over ``--max-file-size`` (a file here, an object in
-    ``objects.py``): ``what`` says how much there was, the rest names the limit and the option."""
+    ``objects``): ``what`` says how much there was, the rest names the limit and the option."""
     over = LimitExceeded(
         what, size_text(limits.max_file_bytes), "--max-file-size"
     )  # one message shape for every limit

@@ -8,7 +8,7 @@ credential chain and configuration, as any AWS tool does, endpoint settings incl
 inside functions: the in-app validation plugin imports this package where boto3 may be absent.
 
 Failures reaching the account or region (``TargetError``) and failures reading one stack
-(``StackReadError``) carry the AWS error code; ``deployed.py`` turns them into findings.
+(``StackReadError``) carry the AWS error code; ``deployed`` turns them into findings.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Which names are templates: the rules a folder walk (``discovery.py``) and an object listing
-(``objects.py``) share, so that ``s3://bucket/fleet/`` and a copy of it on disk list the same
+"""Which names are templates: the rules a folder walk (``discovery``) and an object listing
+(``objects``) share, so that ``s3://bucket/fleet/`` and a copy of it on disk list the same
 templates under the same stack names."""
 
 from __future__ import annotations

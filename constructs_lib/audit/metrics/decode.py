@@ -96,8 +96,9 @@ def empty_points() -> pa.Table:
     return POINT_SCHEMA.empty_table()
 
 
-class _Malformed(ValueError):
-    """A line or row that is not a metric stream data point; the message says why."""
+class _NotMetricStreamData(ValueError):
+    """A line or row that is not a metric stream data point, or an object not readable as metric
+    stream data; the message says why."""
 
 
 def decode(data: bytes, name: str, limits: StreamLimits = DEFAULT_STREAM_LIMITS) -> Decoded:
@@ -108,7 +109,7 @@ def decode(data: bytes, name: str, limits: StreamLimits = DEFAULT_STREAM_LIMITS)
         if data[:4] == b"PAR1" or name.endswith(".parquet"):
             return _parquet_points(data, limits)
         return _json_points(data, limits)
-    except _Malformed as error:
+    except _NotMetricStreamData as error:
         return Decoded(empty_points(), 0, 0, str(error))
 
 
@@ -126,7 +127,7 @@ def _gunzip(data: bytes, limits: StreamLimits) -> bytes:
                 total += len(chunk)
                 out.append(chunk)
                 if total > limits.max_decoded_bytes:
-                    raise _Malformed(
+                    raise _NotMetricStreamData(
                         f"not read: over {size_text(limits.max_decoded_bytes)} once "
                         "decompressed (no metric stream object is that large)"
                     )
@@ -134,9 +135,9 @@ def _gunzip(data: bytes, limits: StreamLimits) -> bytes:
                 if inflater.eof:
                     break
         except zlib.error as error:
-            raise _Malformed(f"not read: a corrupt gzip stream ({error})") from None
+            raise _NotMetricStreamData(f"not read: a corrupt gzip stream ({error})") from None
         if not inflater.eof:
-            raise _Malformed("not read: the gzip stream ends early (a truncated object)")
+            raise _NotMetricStreamData("not read: the gzip stream ends early (a truncated object)")
         rest = inflater.unused_data
     return b"".join(out)
 
@@ -150,11 +151,11 @@ def _json_points(data: bytes, limits: StreamLimits) -> Decoded:
             continue
         try:
             if len(line) > limits.max_line_bytes:
-                raise _Malformed(f"longer than {size_text(limits.max_line_bytes)}")
+                raise _NotMetricStreamData(f"longer than {size_text(limits.max_line_bytes)}")
             if data_points >= limits.max_object_points:
-                raise _Malformed(f"more than {limits.max_object_points:,} data points")
+                raise _NotMetricStreamData(f"more than {limits.max_object_points:,} data points")
             point = _point(_json_line(line))
-        except _Malformed as error:
+        except _NotMetricStreamData as error:
             malformed += 1
             first = first or f"line {number}: {error}"
             continue
@@ -176,28 +177,28 @@ def _json_line(line: bytes) -> Any:
     try:
         return json.loads(line)
     except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
-        raise _Malformed(f"not JSON ({str(error)[:80]})") from None
+        raise _NotMetricStreamData(f"not JSON ({str(error)[:80]})") from None
 
 
 def _text(record: dict[str, Any], field: str) -> str:
     value = record.get(field)
     if not isinstance(value, str):
-        raise _Malformed(f"no text {field!r}")
+        raise _NotMetricStreamData(f"no text {field!r}")
     return value
 
 
 def _number(values: dict[str, Any], field: str) -> float:
     value = values.get(field)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Malformed(f"no number 'value.{field}'")
+        raise _NotMetricStreamData(f"no number 'value.{field}'")
     return float(value)
 
 
 def _point(record: Any) -> tuple[Any, ...] | None:
     """A JSON data point -> its row of ``POINT_SCHEMA``, or None when the audit does not keep
-    it (another namespace, another dimension set); _Malformed when it is not a data point."""
+    it (another namespace, another dimension set); _NotMetricStreamData when it is not a data point."""
     if not isinstance(record, dict):
-        raise _Malformed("not a JSON object")
+        raise _NotMetricStreamData("not a JSON object")
     account, region = _text(record, "account_id"), _text(record, "region")
     namespace, metric = _text(record, "namespace"), _text(record, "metric_name")
     timestamp, dimensions, values = (
@@ -206,11 +207,11 @@ def _point(record: Any) -> tuple[Any, ...] | None:
         record.get("value"),
     )
     if isinstance(timestamp, bool) or not isinstance(timestamp, int):
-        raise _Malformed("no integer 'timestamp' (epoch milliseconds)")
+        raise _NotMetricStreamData("no integer 'timestamp' (epoch milliseconds)")
     if not isinstance(dimensions, dict) or not all(isinstance(v, str) for v in dimensions.values()):
-        raise _Malformed("no 'dimensions' object of text values")
+        raise _NotMetricStreamData("no 'dimensions' object of text values")
     if not isinstance(values, dict):
-        raise _Malformed("no 'value' object")
+        raise _NotMetricStreamData("no 'value' object")
     maximum, total, samples = (_number(values, f) for f in ("max", "sum", "count"))
     wanted = SERIES_DIMENSION.get(namespace)
     if wanted is None:
@@ -234,18 +235,20 @@ def _parquet_points(data: bytes, limits: StreamLimits) -> Decoded:
         source = pq.ParquetFile(io.BytesIO(data))
         rows = source.metadata.num_rows
         if rows > limits.max_object_points:
-            raise _Malformed(f"not read: {rows:,} rows, over {limits.max_object_points:,}")
+            raise _NotMetricStreamData(
+                f"not read: {rows:,} rows, over {limits.max_object_points:,}"
+            )
         columns = [*_PARQUET_TEXT, "dimensions", "timestamp", "value"]
         missing = [c for c in columns if c not in source.schema_arrow.names]
         if missing:
-            raise _Malformed(f"not metric stream Parquet: no column {', '.join(missing)}")
+            raise _NotMetricStreamData(f"not metric stream Parquet: no column {', '.join(missing)}")
         table = source.read(columns=columns)
     except (pa.ArrowException, OSError) as error:
-        raise _Malformed(f"not readable Parquet ({str(error)[:120]})") from None
+        raise _NotMetricStreamData(f"not readable Parquet ({str(error)[:120]})") from None
     try:
         return _parquet_rows(table)
     except (pa.ArrowException, KeyError, TypeError) as error:
-        raise _Malformed(f"not metric stream Parquet ({str(error)[:120]})") from None
+        raise _NotMetricStreamData(f"not metric stream Parquet ({str(error)[:120]})") from None
 
 
 def _parquet_rows(table: pa.Table) -> Decoded:
@@ -256,7 +259,7 @@ def _parquet_rows(table: pa.Table) -> Decoded:
     column = {name: table.column(name).combine_chunks() for name in table.column_names}
     dimensions = column["dimensions"]
     if not pa.types.is_map(dimensions.type):
-        raise _Malformed("'dimensions' is not a map")
+        raise _NotMetricStreamData("'dimensions' is not a map")
     fields = {f: pc.struct_field(column["value"], f) for f in ("max", "sum", "count")}
     parts = {
         **{c: column[c].cast(pa.string()) for c in _PARQUET_TEXT},

@@ -2,7 +2,7 @@
 
 YAML is imported only when a YAML file is read: the in-app plugin runs where only aws-cdk-lib is.
 
-Parsing has limits (``safety.py``): nesting depth for JSON and YAML (PyYAML's C composer recurses
+Parsing has limits (``safety``): nesting depth for JSON and YAML (PyYAML's C composer recurses
 on the C stack and crashes the process on some thousands of levels; it is checked before the
 composer runs), and for YAML the number of nodes once aliases and merge keys are expanded (an
 alias bomb of under 1 KB expands to billions of nodes). Both are counted on libyaml's event
@@ -43,7 +43,7 @@ class NotATemplate(TemplateError):
 
 class InvalidSyntax(TemplateError):
     """Text that is not valid JSON or YAML (whether it meant to be a template is the caller's
-    judgement: ``templates.claims_template``)."""
+    judgement: ``pipeline.claims_template``)."""
 
 
 # The top-level keys by which a document claims to be a CloudFormation (or SAM) template.

@@ -4,7 +4,7 @@
 ``Fn::ImportValue`` becomes ``{"$ref": "export:<name>"}``, ``Fn::Sub``/``Fn::Join``/
 ``Fn::Select``/``Fn::FindInMap`` become strings where their pieces are known, and anything else
 becomes ``{"$unresolved": ...}``. References between templates are resolved later, by joins on
-the keys the dialects emit (see ``model.py``).
+the keys the dialects emit (see ``model``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Parse files in worker processes, so that a file that crashes or hangs the parser costs itself.
 
-The limits in ``safety.py`` stop every hostile file we know of before it does harm; this stops
+The limits in ``safety`` stop every hostile file we know of before it does harm; this stops
 the ones we do not know of yet (a bug in a C parser, a pathological input that is slow but
 within every limit). ``parse_files`` hands batches of files to a few long-lived worker
-processes, which read and parse each file (``templates.read_and_parse``) and send its rows back
+processes, which read and parse each file (``pipeline.read_and_parse``) and send its rows back
 as soon as it is done. So the parent always knows which file a worker is on:
 
 - a worker that dies (a segmentation fault, the OOM killer) costs the file it was on, which
@@ -13,13 +13,14 @@ as soon as it is done. So the parent always knows which file a worker is on:
   so a parser that allocates without bound gets MemoryError there, not the machine's OOM killer.
 
 Workers are forked when this process has a single thread (cheap: no interpreter start, nothing
-imported again), and started as a new interpreter otherwise (forking
-a process with threads can deadlock the child). They die with their parent.
+imported again), and started as a new interpreter otherwise (forking a process with threads can
+deadlock the child). They die with their parent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import mmap
 import os
 import signal
@@ -31,11 +32,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import ParsedTemplate
-from constructs_lib.audit.parse import pipeline as templates
+from constructs_lib.audit.parse import pipeline
 from constructs_lib.audit.parse.parameters import Overrides
 from constructs_lib.audit.safety import BATCH_FILES, DEFAULT_LIMITS, ReadLimits, size_text
 
@@ -101,10 +103,10 @@ def serve(reader: Connection, writer: Connection, progress: mmap.mmap) -> None:
         for position, file, stack in batch:
             _PROGRESS.pack_into(progress, 0, position + 1)
             if unseen and not os.path.isabs(file) and not objects.is_object_url(file):
-                done.append((position, templates.unparseable(file, stack, unseen)))
+                done.append((position, pipeline.unparseable(file, stack, unseen)))
                 continue
             try:
-                done.append((position, templates.read_and_parse(file, stack, limits, overrides)))
+                done.append((position, pipeline.read_and_parse(file, stack, limits, overrides)))
             except MemoryError:
                 done.append((position, None))
                 break
@@ -282,98 +284,108 @@ def parse_files(
     pending: deque[list[_Item]] = deque(items[i : i + size] for i in range(0, len(items), size))
     count = max(1, min(workers or os.cpu_count() or 1, len(pending)))
     pool: list[_Worker] = []
+    start = functools.partial(_Worker, limits, overrides, cwd)
     try:
-
-        def start() -> _Worker:
-            return _Worker(limits, overrides, cwd)
-
         pool = [start() for _ in range(count)]
-        _run(pool, pending, results, limits, start, progress or (lambda _done: None))
+        _Run(pool, pending, results, limits, start, progress or (lambda _done: None)).until_done()
     finally:
         for worker in pool:
             worker.stop(kill=bool(worker.remaining))
     return [r for r in results if r is not None]
 
 
-def _run(
-    pool: list[_Worker],
-    pending: deque[list[_Item]],
-    results: list[ParsedTemplate | None],
-    limits: ReadLimits,
-    start: Callable[[], _Worker],
-    progress: Callable[[int], None],
-) -> None:
-    def lose(worker: _Worker, reason: str, kill: bool) -> None:
-        """The file ``worker`` is on becomes a QR901; the rest of its batch (the files before it,
-        whose rows died with the worker, and those after) goes to a new worker."""
-        culprit = worker.current()
-        code = worker.stop(kill=kill)
-        if all(position != culprit for position, _f, _s in worker.remaining):
-            strikes[0] += 1  # it died before its first file: the worker is at fault, not a file
-            if strikes[0] > _MAX_IDLE_DEATHS:
-                raise RuntimeError(f"parsing workers die before reading a file ({_died(code)})")
-        else:
-            strikes[0] = 0
-        rest = [item for item in worker.remaining if item[0] != culprit]
-        for position, file, stack in worker.remaining:
-            if position == culprit:
-                results[position] = templates.unparseable(file, stack, reason or _died(code))
-        worker.remaining.clear()
-        if rest:
-            pending.appendleft(rest)
-        pool[pool.index(worker)] = start()
+@dataclass
+class _Run:
+    """One ``parse_files`` call at work: its pool, batches not yet handed out, results so far."""
 
-    strikes = [0]
-    finished_count = 0
-    # Wake at least this often to see whether a worker still moves from file to file.
-    tick = min(1.0, limits.parse_timeout_s / 4)
-    while True:
-        for index, worker in enumerate(pool):
-            if not worker.remaining and pending:
-                batch = pending.popleft()
+    pool: list[_Worker]
+    pending: deque[list[_Item]]
+    results: list[ParsedTemplate | None]
+    limits: ReadLimits
+    start: Callable[[], _Worker]
+    progress: Callable[[int], None]
+    strikes: int = 0  # workers in a row that died before their first file
+    finished_count: int = 0
+
+    def until_done(self) -> None:
+        """Hand out batches and wait for workers to send back or overstay, until all are done."""
+        timeout = self.limits.parse_timeout_s
+        # Wake at least this often to see whether a worker still moves from file to file.
+        tick = min(1.0, timeout / 4)
+        while True:
+            self._hand_out()
+            busy = [w for w in self.pool if w.remaining]
+            if not busy:
+                return
+            ready = set(wait([w.from_child for w in busy], tick))
+            now = time.monotonic()
+            for worker in busy:
+                if worker.from_child in ready:
+                    self._collect(worker)
+                    continue
+                worker.moved(now)
+                if now - worker.since >= timeout:
+                    self._lose(
+                        worker,
+                        f"parsing did not finish: over the limit of {timeout:g} s "
+                        "(raise it with --parse-timeout)",
+                        kill=True,
+                    )
+
+    def _hand_out(self) -> None:
+        """A batch to every idle worker, while batches are pending."""
+        for index, worker in enumerate(self.pool):
+            if not worker.remaining and self.pending:
+                batch = self.pending.popleft()
                 try:
                     worker.give(batch)
                 except OSError:  # it died while idle: a new one takes the batch
                     worker.remaining.clear()
                     worker.stop(kill=True)
-                    pool[index] = start()
-                    pool[index].give(batch)
-        busy = [w for w in pool if w.remaining]
-        if not busy:
+                    self.pool[index] = self.start()
+                    self.pool[index].give(batch)
+
+    def _collect(self, worker: _Worker) -> None:
+        """A worker's batch results; the worker is lost if it died or stopped on a MemoryError."""
+        try:
+            done: list[tuple[int, ParsedTemplate | None]] = worker.from_child.recv()
+        except (EOFError, OSError):
+            self._lose(worker, "", kill=False)
             return
-        ready = set(wait([w.from_child for w in busy], tick))
-        now = time.monotonic()
-        for worker in busy:
-            if worker.from_child not in ready:
-                worker.moved(now)
-                if now - worker.since >= limits.parse_timeout_s:
-                    lose(
-                        worker,
-                        f"parsing did not finish: over the limit of {limits.parse_timeout_s:g} s "
-                        "(raise it with --parse-timeout)",
-                        kill=True,
-                    )
-                continue
-            try:
-                done: list[tuple[int, ParsedTemplate | None]] = worker.from_child.recv()
-            except (EOFError, OSError):
-                lose(worker, "", kill=False)
-                continue
-            for position, parsed in done:
-                if parsed is not None:
-                    results[position] = parsed
-            finished_count += sum(1 for _position, parsed in done if parsed is not None)
-            progress(finished_count)
-            finished = {position for position, parsed in done if parsed is not None}
-            worker.remaining = deque(i for i in worker.remaining if i[0] not in finished)
-            if worker.remaining:  # it stopped on a MemoryError
-                lose(
-                    worker,
-                    "the parser ran out of memory on this file: over the limit of "
-                    f"{size_text(limits.max_parse_memory_bytes)} "
-                    "(raise it with --max-parse-memory)",
-                    kill=False,
-                )
+        finished = {position: parsed for position, parsed in done if parsed is not None}
+        for position, parsed in finished.items():
+            self.results[position] = parsed
+        self.finished_count += len(finished)
+        self.progress(self.finished_count)
+        worker.remaining = deque(i for i in worker.remaining if i[0] not in finished)
+        if worker.remaining:  # it stopped on a MemoryError
+            self._lose(
+                worker,
+                "the parser ran out of memory on this file: over the limit of "
+                f"{size_text(self.limits.max_parse_memory_bytes)} "
+                "(raise it with --max-parse-memory)",
+                kill=False,
+            )
+
+    def _lose(self, worker: _Worker, reason: str, kill: bool) -> None:
+        """The file ``worker`` is on becomes a QR901; the rest of its batch (the files before it,
+        whose rows died with the worker, and those after) goes to a new worker."""
+        culprit = worker.current()
+        code = worker.stop(kill=kill)
+        if all(position != culprit for position, _f, _s in worker.remaining):
+            self.strikes += 1  # it died before its first file: the worker is at fault, not a file
+            if self.strikes > _MAX_IDLE_DEATHS:
+                raise RuntimeError(f"parsing workers die before reading a file ({_died(code)})")
+        else:
+            self.strikes = 0
+        rest = [item for item in worker.remaining if item[0] != culprit]
+        for position, file, stack in worker.remaining:
+            if position == culprit:
+                self.results[position] = pipeline.unparseable(file, stack, reason or _died(code))
+        worker.remaining.clear()
+        if rest:
+            self.pending.appendleft(rest)
+        self.pool[self.pool.index(worker)] = self.start()
 
 
 _WORKER_MAIN = (

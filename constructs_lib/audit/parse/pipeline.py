@@ -1,12 +1,12 @@
 """The path one template takes: read -> parse -> dialect -> flat rows.
 
-- ``reading``: the file's bytes, read safely (``objects`` for an ``s3://`` URL);
-- ``parsing``: bytes -> a document (JSON, or YAML with CloudFormation's short forms);
-- ``dialects``: SAM is expanded to CloudFormation (``dialects/sam.py``); every template then
-  becomes rows (``dialects/cloudformation.py``), its intrinsic functions normalized by
-  ``intrinsics.py``.
+- ``inputs.reading``: the file's bytes, read safely (``inputs.objects`` for an ``s3://`` URL);
+- ``documents``: bytes -> a document (JSON, or YAML with CloudFormation's short forms);
+- ``dialects``: SAM is expanded to CloudFormation (``dialects.sam``); every template then
+  becomes rows (``dialects.cloudformation``), its intrinsic functions normalized by
+  ``intrinsics``.
 
-Which files to read is ``inputs/discovery.py``'s job. Nothing here raises for a bad file: it
+Which files to read is ``inputs.discovery``'s job. Nothing here raises for a bad file: it
 becomes an "unparseable" file row, reported as QR901, and the rest of the fleet is still judged.
 A file that is no template (a workflow, a site's configuration, a compose file met while walking
 a repository) becomes a "not_template" file row: counted and listed in the summary, no finding.
@@ -84,7 +84,7 @@ def parse_template(
         return unparseable(file, stack, f"not a CloudFormation template: {error}", NOT_TEMPLATE)
     except TemplateError as error:
         return unparseable(file, stack, str(error))
-    except MemoryError:  # the parsing worker reports it and is replaced (isolation.py)
+    except MemoryError:  # the parsing worker reports it and is replaced (``isolation``)
         raise
     except Exception as error:  # a template shape no one foresaw must not stop the fleet
         return unparseable(

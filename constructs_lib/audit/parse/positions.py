@@ -4,7 +4,7 @@ table's ``file:line``.
 
 Positions are found during the parse the audit already does, within its limits:
 
-- YAML: the node tree PyYAML composes anyway (``parsing.py`` builds the document from it) carries
+- YAML: the node tree PyYAML composes anyway (``documents`` builds the document from it) carries
   each key's mark; only the keys of ``Resources``, of each resource and of its ``Properties`` are
   read.
 - JSON: ``json.loads`` keeps no positions, so a located JSON template is decoded by a walk that
@@ -124,7 +124,7 @@ class Walk(NamedTuple):
     resources: dict[str, tuple[int, int, int]]
 
 
-class _Malformed(ValueError):
+class _MalformedJson(ValueError):
     """Text the walk does not read as a JSON object: ``json.loads`` has the verdict."""
 
 
@@ -145,7 +145,7 @@ def _blanks(text: str, at: int) -> int:
 def _member(text: str, at: int, first: bool) -> Member:
     """The member that follows ``at`` (after the opening brace when ``first``, else after a
     value): its key, the key's offset and its value's offset; or (None, -1, the offset past
-    the closing brace). Raises ``_Malformed`` (or json's own error) where json.loads would."""
+    the closing brace). Raises ``_MalformedJson`` (or json's own error) where json.loads would."""
     plain = (_FIRST if first else _NEXT).match(text, at)
     if plain is not None:
         return plain.group(1), plain.start(1) - 1, plain.end()
@@ -154,16 +154,16 @@ def _member(text: str, at: int, first: bool) -> Member:
         if text[at] == "}":
             return None, -1, at + 1
         if text[at] != ",":
-            raise _Malformed("expecting ',' or '}'")
+            raise _MalformedJson("expecting ',' or '}'")
         at = _blanks(text, at + 1)
     elif text[at] == "}":
         return None, -1, at + 1
     if text[at] != '"':
-        raise _Malformed("expecting a key")  # a trailing comma among others
+        raise _MalformedJson("expecting a key")  # a trailing comma among others
     key, after = _scanstring(text, at + 1)  # json's error on a malformed string
     after = _blanks(text, after)
     if text[after] != ":":
-        raise _Malformed("expecting ':'")
+        raise _MalformedJson("expecting ':'")
     return key, at, _blanks(text, after + 1)
 
 

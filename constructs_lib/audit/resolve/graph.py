@@ -1,8 +1,8 @@
 """References resolved to resources, and who stands around each queue, with dictionaries.
 
-The local engine (``engine.py``) builds the fleet's graph with these; each template judged where
-the Spark job parses it (``within_template.py``) builds its own; the Spark job's join stage does
-the same with joins (``spark/resolve.py``).
+The local engine (``engines.local``) builds the fleet's graph with these; each template judged
+where the Spark job parses it (``within_template``) builds its own; the Spark job's join stage
+does the same with joins (``engines.spark.resolve``).
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ resolve, the template gives the context the whole fleet would, unless another te
 one of those resources, or carries a name one of their references resolved by. Only the fleet
 knows that. So each template lists the keys it carries (``OWNS``: the names of its resources,
 and what its exports name) and those it references (``NAMES``), and each queue judged here the
-ones its context depends on (``exposure``). The Spark job (``spark/evaluate.py``) keeps the
+ones its context depends on (``exposure``). The Spark job (``engines.spark.evaluate``) keeps the
 findings of a queue unless another template names a key its context owns or owns a key its
 context names, and judges those, and the queues whose references leave their template
 (``pending``), in its join stage, over the templates involved, with the same
-``judging.evaluate_group``.
+``engines.judging.evaluate_group``.
 
 A reference that can never resolve (a value only known at deployment, ``unresolved:``) is
 reported here: no template carries such a key.

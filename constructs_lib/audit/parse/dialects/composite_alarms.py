@@ -2,7 +2,7 @@
 fires, for QR024.
 
 A metric alarm without actions is not silent when a composite alarm whose ``AlarmRule`` can be
-set off by it (``alarm_rules.watched``) has enabled actions, directly or through composites that
+set off by it (``alarm_expressions.watched``) has enabled actions, directly or through composites that
 watch that composite. What each alarm's composites do is written into the alarm's own row
 (``model.COMPOSITES``) while the template is read, so both engines judge the same row.
 

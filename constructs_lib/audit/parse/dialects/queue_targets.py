@@ -2,7 +2,7 @@
 settings, a producer's targets, and the queues an alarm's metrics watch.
 
 Plain reads of a resource's normalized properties, as ``(service or metric, target)`` pairs;
-whether a target is a queue, and which one, ``cloudformation.target_key`` decides.
+whether a target is a queue, and which one, ``edges.target_key`` decides.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from typing import Any
 
 from constructs_lib.audit import optional
 from constructs_lib.audit.inputs import reading
-from constructs_lib.audit.parse import documents as parsing
+from constructs_lib.audit.parse import documents
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 INCLUDE = "AWS::Include"
@@ -104,8 +104,8 @@ class _Reader:
                 return _UNREAD, f"more than {MAX_INCLUDES} files included by one template"
             try:
                 data = reading.read_bytes(path, self.limits)
-                self.cache[path] = (parsing.load_data(path, data, self.limits), "")
-            except (reading.ReadError, parsing.TemplateError, optional.MissingExtra) as error:
+                self.cache[path] = (documents.load_data(path, data, self.limits), "")
+            except (reading.ReadError, documents.TemplateError, optional.MissingExtra) as error:
                 self.cache[path] = (_UNREAD, str(error))
         return self.cache[path]
 

@@ -33,8 +33,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from constructs_lib.audit.accept.profiles import LEVEL_OFF as OFF
-from constructs_lib.audit.accept.profiles import LEVELS as RULE_LEVELS
+from constructs_lib.audit.accept.profiles import LEVEL_OFF, LEVELS
 from constructs_lib.audit.model import EXTERNAL, IN_SOURCE, SUPPRESSIONS, Finding, Resource
 from constructs_lib.policy.suppression_terms import (
     CDK_NAG_KEY,
@@ -201,7 +200,7 @@ def parse_file(path: str, document: Any, known_rules: Collection[str]) -> list[F
     listed = _listed_entries(path, document)
     found: list[FileSuppression] = []
     for rule_id, (level, reason, expires) in parse_rules(path, document, known_rules).items():
-        if level == OFF:
+        if level == LEVEL_OFF:
             found.append(
                 FileSuppression(
                     rule=rule_id, reason=reason, source=f"{path} rules.{rule_id}", expires=expires
@@ -290,14 +289,14 @@ def parse_rules(
             )
         details = value if isinstance(value, Mapping) else {"level": value}
         unknown = sorted(set(map(str, details)) - {"level", "reason", "expires"})
-        level = OFF if details.get("level") is False else details.get("level")
-        if unknown or level not in RULE_LEVELS:
+        level = LEVEL_OFF if details.get("level") is False else details.get("level")
+        if unknown or level not in LEVELS:
             raise SuppressionsFileError(
-                f"{source}: {value!r} is not a level; write one of {', '.join(RULE_LEVELS)}, or "
+                f"{source}: {value!r} is not a level; write one of {', '.join(LEVELS)}, or "
                 f"{{level: off, reason: ..., expires: YYYY-MM-DD}}"
             )
         reason = details.get("reason")
-        why_not = reason_problem(reason) if level == OFF else None
+        why_not = reason_problem(reason) if level == LEVEL_OFF else None
         if why_not:
             raise SuppressionsFileError(
                 f"{source}: off {why_not}; write {rule}: {{level: off, reason: ...}} saying why "

@@ -4,7 +4,7 @@
     python bench/acceptance_bench.py --templates 2000 --runs 5 --spark
 
 A corpus from bench/generate_templates.py is audited in this process by the local engine
-(``engine.audit_files``, parsing in worker processes, as ``queue-audit --engine local``) four
+(``engine.audit``, parsing in worker processes, as ``queue-audit --engine local``) four
 ways:
 - plain: no acceptance;
 - suppressions: a suppressions file of ``--entries`` entries (default 50), each a rule with
@@ -20,7 +20,7 @@ round, so that load from other work on the machine touches them alike. The accep
 milliseconds: the difference it makes is small beside the audit's parsing. Also reported:
 ``baseline.write`` of the plain run's findings, and the file's bytes per finding.
 
-With ``--spark``, the Spark job on a classic ``local[2]`` session (``job.run``, findings gathered
+With ``--spark``, the Spark job on a classic ``local[2]`` session (``job.SparkEngine.audit``, findings gathered
 to the driver) runs plain and with both, in rotating order likewise, and its findings with both
 are checked against the local engine's.
 """
@@ -48,6 +48,7 @@ import generate_templates as generator  # noqa: E402
 from constructs_lib.audit import rules  # noqa: E402
 from constructs_lib.audit.accept import apply as acceptance  # noqa: E402
 from constructs_lib.audit.accept import baseline  # noqa: E402
+from constructs_lib.audit.engines import AuditInputs, AuditOptions  # noqa: E402
 from constructs_lib.audit.engines import local as engine  # noqa: E402
 from constructs_lib.audit.inputs import discovery  # noqa: E402
 from constructs_lib.audit.model import Finding  # noqa: E402
@@ -85,7 +86,8 @@ def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float,
 
 def audit_local(files: list[tuple[str, str]], listed: list[str], baseline_file: str | None) -> Any:
     """As the command runs it: load what is accepted, then audit."""
-    return engine.audit_files(files, acceptance=acceptance.load(listed, baseline_file))
+    accepts = acceptance.load(listed, baseline_file)
+    return engine.audit(AuditInputs(files), AuditOptions(acceptance=accepts))
 
 
 def audit_spark(
@@ -94,7 +96,7 @@ def audit_spark(
     from constructs_lib.audit.engines.spark import job
 
     accepts = acceptance.load(listed, baseline_file)
-    return job.run(spark, files, acceptance=accepts, gather=True)
+    return job.SparkEngine(spark).audit(AuditInputs(files), AuditOptions(acceptance=accepts))
 
 
 def _machine() -> str:
@@ -132,7 +134,7 @@ def main() -> None:
         root = Path(folder)
         generator.write(folder, options.templates)
         files = discovery.discover([str(root / generator.TEMPLATES_DIR)])
-        plain = engine.audit_files(files)  # warms imports and the page cache
+        plain = engine.audit(AuditInputs(files), AuditOptions())  # warms imports and the page cache
         findings = list(plain.findings)
 
         entries_file = root / "suppressions.json"

@@ -9,7 +9,7 @@ on a sample.
 For each size, a corpus from bench/generate_templates.py (known injected faults; with
 ``--cross-stack FRACTION``, that share of its queues in cross-stack pairs) is audited by each
 engine of ``--engines``:
-- ``local``: the local engine (``engine.audit_files``: parse -> resolve -> evaluate without
+- ``local``: the local engine (``engine.audit``: parse -> resolve -> evaluate without
   Spark, parsing in worker processes on this machine, one per core), as ``queue-audit --engine
   local``; ``python``, its former name here, is accepted as an alias; ``local-1`` and
   ``local-2``: the same with one and with two parsing workers (``workers=N``);
@@ -265,6 +265,7 @@ def child(
 ) -> None:
     started = time.perf_counter()
     from constructs_lib.audit import report
+    from constructs_lib.audit.engines import AuditInputs, AuditOptions
     from constructs_lib.audit.engines import local as engine
     from constructs_lib.audit.inputs import discovery
 
@@ -278,10 +279,10 @@ def child(
         spark = create_session(master=None if remote else master, remote=remote)
         session = time.perf_counter()
         # As queue-audit runs it: findings streamed into the report, counts computed by Spark.
-        result = job.run(spark, files, gather=False)
+        result = job.SparkEngine(spark).audit(AuditInputs(files), AuditOptions(gather=False))
     else:
         session = time.perf_counter()
-        result = engine.audit_files(files, workers=LOCAL_WORKERS[engine_name])
+        result = engine.audit(AuditInputs(files), AuditOptions(workers=LOCAL_WORKERS[engine_name]))
     mark = time.perf_counter()
     with open(report_path, "w", encoding="utf-8") as handle:
         for piece in report.STREAMS["json"](result):

@@ -4,7 +4,7 @@
     python bench/html_report_bench.py --templates 10000 --page other.html   # compare a page
 
 For each size, a corpus from bench/generate_templates.py is audited once in this process by the
-local engine (``engine.audit_files``), and its report rendered (``report.render_html``, median of
+local engine (``engine.audit``), and its report rendered (``report.render_html``, median of
 ``--runs``) and written to a file. Then headless Chromium (Debian's ``/usr/bin/chromium``, with
 the flags of tests/audit/test_html_report.py) opens each page ``--runs`` times two ways, as a
 new process each time:
@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 import generate_templates as generator  # noqa: E402
 
 from constructs_lib.audit import report  # noqa: E402
+from constructs_lib.audit.engines import AuditInputs, AuditOptions  # noqa: E402
 from constructs_lib.audit.engines import local as engine  # noqa: E402
 from constructs_lib.audit.inputs import discovery  # noqa: E402
 
@@ -110,7 +111,7 @@ def main() -> None:
             corpus = scratch / f"corpus-{count}"
             generator.write(str(corpus), count)
             files = discovery.discover([str(corpus / generator.TEMPLATES_DIR)])
-            result = engine.audit_files(files)
+            result = engine.audit(AuditInputs(files), AuditOptions())
             seconds = []
             for _ in range(options.runs):
                 started = time.perf_counter()

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from constructs_lib.audit import model, rules
 from constructs_lib.audit.accept import profiles
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.parse import isolation
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         for path, stack in discovery.discover(args.paths)
         if Path(path).name not in NOT_TEMPLATES
     ]
-    result = engine.audit_files(files)
+    result = engine.audit(AuditInputs(files), AuditOptions())
     queues_of: dict[str, set[tuple[str, str]]] = defaultdict(set)
     count: dict[str, int] = defaultdict(int)
     for finding in result.findings:

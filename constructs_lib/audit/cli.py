@@ -1,4 +1,5 @@
-"""``queue-audit``: audit CloudFormation templates for SQS resilience faults on Spark."""
+"""``queue-audit``: audit CloudFormation templates for SQS resilience faults, on this machine
+(the local engine) or on Spark."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import argparse
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,8 @@ from constructs_lib.audit.cli_options import (
     limits_from,
     metrics_from,
 )
+from constructs_lib.audit.engines import spark as spark_engine
+from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.inputs import deployed, discovery, objects
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.metrics import request as metrics_request
@@ -43,8 +45,7 @@ _WORKERS_ON_SPARK = (
 )
 
 AUDIT_MODULES = ("yaml", "samtranslator", "boto3")
-# What the Spark engine adds: the session (classic or Spark Connect) and the Arrow batches.
-SPARK_MODULES = ("pyspark", "pyarrow", "pandas")
+_SPARK_ENGINE = "the Spark engine (--engine spark, --master, --remote)"
 
 
 def missing_paths(paths: Iterable[str]) -> list[str]:
@@ -59,8 +60,7 @@ def check_modules(args: argparse.Namespace) -> None:
     for module in AUDIT_MODULES:
         optional.check(module, "queue-audit")
     if args.engine == "spark" or args.master or args.remote:
-        for module in SPARK_MODULES:
-            optional.check(module, "the Spark engine (--engine spark, --master, --remote)")
+        spark_engine.check_installed(_SPARK_ENGINE)
     if args.output_dir:
         optional.check("pyarrow", "--output-dir (Parquet)")
     if args.metrics:
@@ -69,17 +69,37 @@ def check_modules(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _check_engine_options(args)
+    _check_deployed_options(args)
+    _check_paths(args.paths)
+    metrics, overrides, accepts = _settings(args)
+    _check_baseline_options(args)
+    files = _inputs(args)
+    _check_chosen_engine(args, len(files))
+    return _run(args, files, overrides, accepts, metrics)
+
+
+def _check_engine_options(args: argparse.Namespace) -> None:
     if args.engine == "local" and (args.master or args.remote):
         build_parser().error("--master and --remote choose a Spark engine: drop --engine local")
     if args.workers is not None and (args.engine == "spark" or args.master or args.remote):
         build_parser().error(_WORKERS_ON_SPARK.format(workers=args.workers))
-    _check_deployed_options(args)
-    missing = missing_paths(args.paths)
+
+
+def _check_paths(paths: list[str]) -> None:
+    missing = missing_paths(paths)
     if missing:
         build_parser().error(
             f"no such file or folder: {', '.join(missing)}; give template files, folders of "
             "templates, a synthesized cdk.out or s3:// URLs"
         )
+
+
+def _settings(
+    args: argparse.Namespace,
+) -> tuple[metrics_request.MetricsRequest | None, parameters.Overrides, acceptance.Acceptance]:
+    """--metrics, the installed modules the run needs, the parameter values and what the run
+    accepts, read before any template: each problem is a usage error."""
     try:
         metrics = metrics_from(args)
     except ValueError as error:
@@ -98,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except (suppressions.SuppressionsFileError, baseline.BaselineError) as error:
         build_parser().error(str(error))
+    return metrics, overrides, accepts
+
+
+def _check_baseline_options(args: argparse.Namespace) -> None:
     if args.fail_on_changed and not args.baseline:
         build_parser().error(
             "--fail-on-changed compares with a baseline: give --baseline FILE, or drop it"
@@ -108,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"--write-baseline {args.write_baseline}: the folder {folder} does not exist; "
             "create it, or name a file in an existing folder"
         )
+
+
+def _inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The templates under the paths given; ``args.targets`` set to what --deployed reads."""
     try:
         files = discovery.discover(args.paths)
         args.targets = _targets(args)
@@ -122,26 +150,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"no templates found in {', '.join(args.paths)}: give template files (JSON or "
             "YAML), folders that hold them, or a synthesized cdk.out"
         )
-    if choose_engine(args, len(files)) == "spark":
-        if args.workers is not None:
-            build_parser().error(
-                f"--workers {args.workers} sets the local engine's parsing processes, but "
-                f"--engine auto chooses Spark for {plural(len(files), 'file')}: give --engine "
-                "local to "
-                "parse them on this machine, or drop --workers (Spark takes its cores from "
-                "--master or the cluster)"
-            )
-        try:  # --engine auto chose Spark for a large fleet
-            for module in SPARK_MODULES:
-                optional.check(
-                    module,
-                    f"the Spark engine, which --engine auto chooses for "
-                    f"{plural(len(files), 'file')} "
-                    "(--engine local keeps them on this machine),",
-                )
-        except optional.MissingExtra as error:
-            build_parser().error(str(error))
-    return _run(args, files, overrides, accepts, metrics)
+    return files
+
+
+def _check_chosen_engine(args: argparse.Namespace, file_count: int) -> None:
+    """What --engine auto's choice of Spark for a large fleet needs: no --workers, and the
+    Spark engine's modules."""
+    if choose_engine(args, file_count) != "spark":
+        return
+    if args.workers is not None:
+        build_parser().error(
+            f"--workers {args.workers} sets the local engine's parsing processes, but "
+            f"--engine auto chooses Spark for {plural(file_count, 'file')}: give --engine "
+            "local to "
+            "parse them on this machine, or drop --workers (Spark takes its cores from "
+            "--master or the cluster)"
+        )
+    try:  # --engine auto chose Spark for a large fleet
+        spark_engine.check_installed(
+            f"the Spark engine, which --engine auto chooses for "
+            f"{plural(file_count, 'file')} "
+            "(--engine local keeps them on this machine),"
+        )
+    except optional.MissingExtra as error:
+        build_parser().error(str(error))
 
 
 def _run(
@@ -257,66 +289,43 @@ def _audit(
     metrics: metrics_request.MetricsRequest | None = None,
 ) -> Iterator[AuditResult]:
     """The run's result, for as long as the report takes to write: a Spark result streams its
-    findings from the session, which this command then stops (when it started it).
+    findings from the session, which this command then stops (when it started it). The engine
+    writes the findings datasets of --output-dir.
 
     ``metrics`` is ``--metrics`` and ``--metrics-window`` (None without them), for the engines
     to aggregate (``metrics.aggregate``, ``spark.metrics``) and join to the queues."""
-    limits = limits_from(args)
+    options = AuditOptions(
+        limits=limits_from(args),
+        overrides=overrides,
+        acceptance=accepts,
+        output_dir=args.output_dir,
+        quiet=args.quiet,
+        workers=args.workers or default_workers(),
+        gather=False,
+    )
     if choose_engine(args, len(files)) == "local":
-        from constructs_lib.audit.engines import local as engine
-        from constructs_lib.audit.report import datasets as outputs
+        from constructs_lib.audit.engines import local
 
         observed = None
         if metrics is not None:
             from constructs_lib.audit.metrics.aggregate import read_and_aggregate
 
             observed = _observed(args, read_and_aggregate(metrics.location, metrics.window_days))
-        result = engine.audit_files(
-            files,
-            limits,
-            workers=args.workers or default_workers(),
-            overrides=overrides,
-            progress=None if args.quiet else _Progress(),
-            acceptance=accepts,
-            deployed=args.targets,
-            metrics=observed,
-        )
-        if args.output_dir:
-            outputs.write_result(result, args.output_dir)
-        yield result
+        yield local.audit(AuditInputs(files, args.targets, observed), options)
         return
-    SparkSession = optional.require("pyspark.sql", "the Spark engine").SparkSession
-
     from constructs_lib.audit.engines.spark import job, session, streaming
 
-    # Inside a program that already runs Spark (a notebook, a test), reuse its session and
-    # leave it running; otherwise this command owns the session and stops it.
-    active = None if args.master or args.remote else SparkSession.getActiveSession()
-    spark = active or session.create_session(args.master, args.remote)
-    try:
+    # Inside a program that already runs Spark (a notebook, a test), its session, left running.
+    with session.running(args.master, args.remote) as spark:
         observed = None
         if metrics is not None:
             from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
             read = spark_metrics.read_and_aggregate(spark, metrics.location, metrics.window_days)
             observed = _observed(args, read)
-        result = job.run(
-            spark,
-            files,
-            output_dir=args.output_dir,
-            quiet=args.quiet,
-            limits=limits,
-            overrides=overrides,
-            gather=False,
-            acceptance=accepts,
-            deployed=args.targets,
-            metrics=observed,
-        )
+        result = job.SparkEngine(spark).audit(AuditInputs(files, args.targets, observed), options)
         yield result
         streaming.release(result)
-    finally:
-        if active is None:
-            spark.stop()
 
 
 def _observed(args: argparse.Namespace, read: MetricsInput) -> observations.Metrics:
@@ -331,32 +340,6 @@ def _observed(args: argparse.Namespace, read: MetricsInput) -> observations.Metr
             file=sys.stderr,
         )
     return observations.of_input(read)
-
-
-class _Progress:
-    """``read 12,000 of 100,000 files`` on stderr: updated in place on a terminal, a line every
-    few seconds in a CI log."""
-
-    INTERVAL_S = 2.0
-
-    def __init__(self) -> None:
-        self.terminal = sys.stderr.isatty()
-        self.last = time.monotonic()
-        self.shown = False  # a run shorter than one interval says nothing
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < self.INTERVAL_S and (done < total or not self.shown):
-            return
-        self.last, self.shown = now, True
-        end = "\n" if done == total or not self.terminal else ""
-        prefix = "\r" if self.terminal else ""
-        print(
-            f"{prefix}queue-audit: read {done:,} of {plural(total, 'file')}",
-            end=end,
-            file=sys.stderr,
-        )
-        sys.stderr.flush()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Fixtures for the audit tests: one local SparkSession, and template builders.
+"""Fixtures for the audit tests: one local SparkSession, each engine's entry point, and template
+builders.
 
 Templates are written by hand from the CloudFormation resource reference; expectations come from
 the rule catalog and AWS's numbers, never from running the audit.
@@ -11,10 +12,14 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from constructs_lib.audit.engines import AuditEngine, AuditInputs, AuditOptions
+from constructs_lib.audit.model import AuditResult
 
 Template = dict[str, Any]
 
@@ -42,6 +47,58 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# Both engines, by their --engine names; the Spark one's tests carry the ``spark`` mark.
+ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
+
+
+@dataclass(frozen=True)
+class EngineAudit:
+    """One engine under test: its entry point, ``audit(inputs, options)``, and its --engine name
+    (for the tests that run it through the command)."""
+
+    name: str
+    audit: AuditEngine
+
+    def __call__(self, inputs: AuditInputs, options: AuditOptions | None = None) -> AuditResult:
+        return self.audit(inputs, options or AuditOptions())
+
+
+def engine_of(name: str, request: pytest.FixtureRequest) -> EngineAudit:
+    if name == "local":
+        from constructs_lib.audit.engines import local
+
+        return EngineAudit(name, local.audit)
+    from constructs_lib.audit.engines.spark.job import SparkEngine
+
+    # The suite's session: the command reuses it too, as it does any program's own session.
+    return EngineAudit(name, SparkEngine(request.getfixturevalue("spark")).audit)
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine_audit(request: pytest.FixtureRequest) -> EngineAudit:
+    """Each engine in turn: every test (or module fixture) that takes it runs on both."""
+    return engine_of(str(request.param), request)
+
+
+@pytest.fixture(scope="session")
+def engine_name(engine_audit: EngineAudit) -> str:
+    """Each engine's --engine name in turn, for the tests that run it through the command; on
+    Spark the suite's session is running, and the command reuses it."""
+    return engine_audit.name
+
+
+@pytest.fixture(scope="session")
+def local_audit(request: pytest.FixtureRequest) -> EngineAudit:
+    """The local engine alone: what the Spark engine's findings are held to."""
+    return engine_of("local", request)
+
+
+@pytest.fixture(scope="session")
+def spark_audit(request: pytest.FixtureRequest) -> EngineAudit:
+    """The Spark engine alone, on the suite's session (``spark``)."""
+    return engine_of("spark", request)
 
 
 ALARM_TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:queue-alarms"

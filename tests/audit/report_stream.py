@@ -9,8 +9,8 @@ sets, so the driver's JVM gets Spark's default heap (``spark.driver.memory``, 1 
 The findings are made by Spark from ``spark.range``, shaped like real ones (about 400 bytes
 each, template names in four scripts, so that byte and code point order are both exercised) and
 in no particular order: finding ``x`` of ``COUNT`` is made from row ``(x * STRIDE) % COUNT``.
-They go through what ``spark.job.run`` does with a fleet's findings (stored on disk, measured,
-``streaming.report_view``), then ``report.stream_json`` writes the report, which is checked here as it
+They go through what ``spark.job.SparkEngine.audit`` does with a fleet's findings (stored on disk,
+measured, ``streaming.report_view``), then ``report.stream_json`` writes the report, which is checked here as it
 streams, one piece at a time: each finding parses as JSON, its sort key is above the one before
 it (report order, judged by Python's own string order), and the numbers ``x`` decoded from the
 findings add up to those of 0..COUNT-1. One line of JSON on stdout says what was seen.

@@ -22,8 +22,10 @@ from aws_cdk import aws_s3 as s3  # noqa: E402
 from aws_cdk import aws_s3_notifications as s3n  # noqa: E402
 from aws_cdk import aws_sqs as sqs  # noqa: E402
 
+from constructs_lib.audit.engines import AuditInputs  # noqa: E402
 from constructs_lib.audit.inputs import discovery  # noqa: E402
 from constructs_lib.checks import PLUGIN_NAME, QueueResilienceChecks  # noqa: E402
+from tests.audit.conftest import EngineAudit  # noqa: E402
 
 
 @dataclass
@@ -150,10 +152,8 @@ def test_fails_unknown_fail_on() -> None:
 
 
 @pytest.mark.spark
-def test_spark_job_agrees_with_plugin(raw_app: Synth, spark: Any) -> None:
-    from constructs_lib.audit.engines.spark import job
-
-    result = job.run(spark, discovery.discover([str(raw_app.outdir)]))
+def test_spark_job_agrees_with_plugin(raw_app: Synth, spark_audit: EngineAudit) -> None:
+    result = spark_audit(AuditInputs(discovery.discover([str(raw_app.outdir)])))
     assert result.findings == raw_app.plugin.findings
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.audit import cli, cli_options
+from constructs_lib.audit.engines import local
 from tests.audit.conftest import healthy, props, write
 
 
@@ -188,12 +189,12 @@ def test_progress_speaks_only_for_runs_longer_than_its_interval(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     times = iter([0.0, 1.0, 2.5, 2.6, 10.0, 11.0])
-    monkeypatch.setattr(cli.time, "monotonic", lambda: next(times))
-    long_run = cli._Progress()  # created at 0.0
+    monkeypatch.setattr(local.time, "monotonic", lambda: next(times))
+    long_run = local.ReadProgress()  # created at 0.0
     long_run(10, 100)  # 1.0: within the first interval
     long_run(50, 100)  # 2.5
     long_run(100, 100)  # 2.6: the last line is always shown once anything was
-    short_run = cli._Progress()  # 10.0
+    short_run = local.ReadProgress()  # 10.0
     short_run(100, 100)  # 11.0: done before the first interval
     assert capsys.readouterr().err.splitlines() == [
         "queue-audit: read 50 of 100 files",

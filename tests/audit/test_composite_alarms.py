@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.parse import alarm_expressions
 from constructs_lib.audit.parse.dialects import composite_alarms
-from tests.audit.conftest import ALARM_TOPIC_ARN, Template, healthy, props, write
+from tests.audit.conftest import ALARM_TOPIC_ARN, EngineAudit, Template, healthy, props, write
 
 ALARMS = ("InFlight", "DlqDepth", "SourceAge", "DlqAge")
 ALL_SILENT = {("QR024", alarm) for alarm in ALARMS}
@@ -406,8 +407,7 @@ def write_fleet(folder: Path) -> None:
 
 
 @pytest.mark.spark
-def test_spark_job_agrees(tmp_path: Path, spark: Any) -> None:
-    from constructs_lib.audit.engines.spark import job
+def test_spark_job_agrees(tmp_path: Path, spark_audit: EngineAudit) -> None:
     from tests.audit import test_retry_backoff
 
     write_fleet(tmp_path / "composites")
@@ -415,4 +415,4 @@ def test_spark_job_agrees(tmp_path: Path, spark: Any) -> None:
     files = discovery.discover([str(tmp_path)])
     local = engine.audit_files(files)
     assert {f.rule_id for f in local.findings} >= {"QR018", "QR024", "QR900"}
-    assert job.run(spark, files).findings == local.findings
+    assert spark_audit(AuditInputs(files)).findings == local.findings

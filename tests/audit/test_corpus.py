@@ -13,17 +13,19 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
 from constructs_lib.audit import rules
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.rules import behaviour, describe_rules
+from tests.audit.conftest import EngineAudit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
 CORPUS_SIZE = 300
 
 Triple = tuple[str, str, str]  # (template relative to the corpus, rule id, resource)
@@ -81,11 +83,11 @@ def test_corpus_covers_every_rule(corpus: tuple[Path, set[Triple]]) -> None:
 
 
 @pytest.mark.spark
-def test_spark_recall_and_precision_per_rule(spark: Any, corpus: tuple[Path, set[Triple]]) -> None:
-    from constructs_lib.audit.engines.spark import job
-
+def test_spark_recall_and_precision_per_rule(
+    spark_audit: EngineAudit, corpus: tuple[Path, set[Triple]]
+) -> None:
     root, expected = corpus
-    result = job.run(spark, discovery.discover([str(root)]))
+    result = spark_audit(AuditInputs(discovery.discover([str(root)])))
     scores = _per_rule(expected, _triples(root, result.findings))
     assert scores == {rule: (1.0, 1.0) for rule in scores}, {
         "missed": sorted(expected - _triples(root, result.findings))[:10],

@@ -17,12 +17,15 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
+from tests.audit.conftest import EngineAudit
 from tests.audit.test_corpus import _generator
 
 FLEET_SIZE = 300
+
 SHARES = (0.0, 0.1, 0.5)
 # The generator starts a pair whenever the crossing queues so far fall below the share, so the
 # share never strays from it by more than one pair's two crossing queues; at 300 templates
@@ -124,11 +127,9 @@ def test_the_local_engine_finds_the_ground_truth(fleet: Any) -> None:
 
 
 @pytest.mark.spark
-def test_spark_finds_what_the_local_engine_finds(spark: Any, fleet: Any) -> None:
-    from constructs_lib.audit.engines.spark import job
-
+def test_spark_finds_what_the_local_engine_finds(spark_audit: EngineAudit, fleet: Any) -> None:
     _, root, expected, _, local = fleet
-    result = job.run(spark, discovery.discover([str(root)]))
+    result = spark_audit(AuditInputs(discovery.discover([str(root)])))
     findings: list[Finding] = list(result.findings)
     assert _triples(root, findings) == _triples(root, local.findings)
     assert result.queues == local.queues

@@ -28,10 +28,11 @@ from typing import Any
 import pytest
 
 from constructs_lib.audit import model
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import deployed
 from constructs_lib.audit.inputs.deployed import Target
-from tests.audit.conftest import healthy
+from tests.audit.conftest import EngineAudit, healthy
 from tests.audit.moto_accounts import (
     CALLER,
     EAST,
@@ -384,9 +385,9 @@ def test_the_command_line_audits_the_deployed_fleet(fleet: Fleet, tmp_path: Path
     assert not [f for f in findings if f["rule_id"] in ("QR901", "QR904")]
 
 
-def test_spark_finds_what_the_local_engine_finds(as_auditor: Fleet, spark: Any) -> None:
-    from constructs_lib.audit.engines.spark import job
-
+def test_spark_finds_what_the_local_engine_finds(
+    as_auditor: Fleet, spark: Any, spark_audit: EngineAudit
+) -> None:
     chosen = [*FLEET, Target(LOCKED_ROLE, EAST)]
     local = _audit(*chosen)
     # The executors read with their own credentials and endpoint: here, the auditor's.
@@ -394,7 +395,7 @@ def test_spark_finds_what_the_local_engine_finds(as_auditor: Fleet, spark: Any) 
     saved = dict(environment)
     environment.update(as_auditor.env)
     try:
-        on_spark = job.run(spark, [], deployed=chosen)
+        on_spark = spark_audit(AuditInputs([], chosen))
     finally:
         environment.clear()
         environment.update(saved)

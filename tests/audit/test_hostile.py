@@ -23,6 +23,7 @@ import psutil
 import pytest
 
 from constructs_lib.audit import cli
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery, reading
 from constructs_lib.audit.model import AuditResult
@@ -32,7 +33,7 @@ from constructs_lib.audit.parse import pipeline as templates
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits, parse_size
 from tests.audit import hostile
 from tests.audit.cases import CASES
-from tests.audit.conftest import healthy, props, write
+from tests.audit.conftest import EngineAudit, healthy, props, write
 from tests.audit.test_templates import YAML_PIPELINE
 
 # A whole hostile run, Spark start-up included: 300 s ran out on a 2-core machine at load 17.
@@ -284,13 +285,15 @@ def test_memory_cap_turns_an_explosion_into_one_file(unguarded: Path) -> None:
 
 
 @pytest.mark.spark
-def test_parser_crash_and_explosion_cost_one_file_each_spark(spark: Any, unguarded: Path) -> None:
-    from constructs_lib.audit.engines.spark import job
-
+def test_parser_crash_and_explosion_cost_one_file_each_spark(
+    spark_audit: EngineAudit, unguarded: Path
+) -> None:
     limits = ReadLimits(
         max_depth=10**6, max_yaml_nodes=10**12, parse_timeout_s=120, max_parse_memory_bytes=2**28
     )
-    result = job.run(spark, discovery.discover([str(unguarded)]), limits=limits)
+    result = spark_audit(
+        AuditInputs(discovery.discover([str(unguarded)])), AuditOptions(limits=limits)
+    )
     status = _status(result)
     assert status["deep-flow.yaml"] == "the parser crashed on this file (SIGSEGV)"
     assert status["alias-bomb.yaml"] == (
@@ -335,15 +338,15 @@ def test_growing_files_stop_at_the_cap_local(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_growing_files_stop_at_the_cap_spark(spark: Any, tmp_path: Path) -> None:
-    from constructs_lib.audit.engines.spark import job
-
+def test_growing_files_stop_at_the_cap_spark(spark_audit: EngineAudit, tmp_path: Path) -> None:
     name = hostile.stat_lies(tmp_path)  # size 0 when checked, tens of KiB when read
     write(tmp_path, "ok.template.json", json.dumps(healthy("ok")))  # under 4 KiB
     limits = ReadLimits(max_file_bytes=4096)
     with hostile.growing_file(tmp_path) as growing:
         hostile.wait_larger(tmp_path / growing, limits.max_file_bytes)
-        result = job.run(spark, discovery.discover([str(tmp_path)]), limits=limits)
+        result = spark_audit(
+            AuditInputs(discovery.discover([str(tmp_path)])), AuditOptions(limits=limits)
+        )
     status = _status(result)
     assert status[growing].endswith("over the limit of 4 KiB (raise it with --max-file-size)")
     assert status[growing].startswith("not read")

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report import summarize
 from tests.audit.cases import CASES, write_case
-from tests.audit.conftest import healthy, props, write
+from tests.audit.conftest import EngineAudit, healthy, props, write
 from tests.audit.test_templates import YAML_PIPELINE
 
 pytestmark = pytest.mark.spark
@@ -48,10 +49,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def spark_result(spark: Any, corpus: Path) -> AuditResult:
-    from constructs_lib.audit.engines.spark import job
-
-    return job.run(spark, discovery.discover([str(corpus)]))
+def spark_result(spark_audit: EngineAudit, corpus: Path) -> AuditResult:
+    return spark_audit(AuditInputs(discovery.discover([str(corpus)])))
 
 
 def by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -115,13 +114,11 @@ def test_spark_counts_reconcile(spark_result: AuditResult, corpus: Path) -> None
 
 
 def test_output_dataset_holds_every_finding_once_per_run(
-    spark: Any, corpus: Path, tmp_path: Path
+    spark: Any, spark_audit: EngineAudit, corpus: Path, tmp_path: Path
 ) -> None:
-    from constructs_lib.audit.engines.spark import job
-
     target = tmp_path / "history"
     files = discovery.discover([str(corpus / "cases")])
-    result = job.run(spark, files, output_dir=str(target))
+    result = spark_audit(AuditInputs(files), AuditOptions(output_dir=str(target)))
     rows = spark.read.parquet(str(target / "findings")).collect()
     as_findings = sorted(
         (Finding(**{k: r[k] for k in Finding.__dataclass_fields__}) for r in rows),

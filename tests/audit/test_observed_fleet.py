@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from constructs_lib.audit import model
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import deployed
+from tests.audit.conftest import EngineAudit
 from tests.audit.moto_accounts import (
     CALLER,
     EAST,
@@ -137,9 +139,8 @@ def test_the_summary_counts_queues_with_and_without_metrics(observed: str) -> No
 
 
 def test_spark_finds_what_the_local_engine_finds(
-    observed: str, spark: Any, fleet: tuple[Fleet, str]
+    observed: str, spark: Any, spark_audit: EngineAudit, fleet: tuple[Fleet, str]
 ) -> None:
-    from constructs_lib.audit.engines.spark import job
     from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
     environment = spark.sparkContext.environment
@@ -147,7 +148,7 @@ def test_spark_finds_what_the_local_engine_finds(
     environment.update(fleet[0].env)
     try:
         read = spark_metrics.read_and_aggregate(spark, observed, DAYS)
-        on_spark = job.run(spark, [], deployed=TARGETS, metrics=observed_metrics(read))
+        on_spark = spark_audit(AuditInputs([], TARGETS, observed_metrics(read)))
     finally:
         environment.clear()
         environment.update(saved)

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.model import Finding
-from tests.audit.conftest import Template, write
+from tests.audit.conftest import EngineAudit, Template, write
 
 # --- The documentation lines the verdicts rest on --------------------------------------------
 
@@ -849,10 +850,8 @@ def test_fleet_local_engine(fleet: list[tuple[str, str]]) -> None:
 
 
 @pytest.mark.spark
-def test_fleet_spark_job_agrees(spark: Any, fleet: list[tuple[str, str]]) -> None:
-    from constructs_lib.audit.engines.spark import job
-
-    spark_findings = list(job.run(spark, fleet).findings)
+def test_fleet_spark_job_agrees(spark_audit: EngineAudit, fleet: list[tuple[str, str]]) -> None:
+    spark_findings = list(spark_audit(AuditInputs(fleet)).findings)
     assert _verdicts(spark_findings) == EXPECTED
     local = list(engine.audit_paths([path for path, _ in fleet]).findings)
     relevant = ("QR013", "QR023", "QR900")

@@ -14,10 +14,12 @@ import pytest
 
 from constructs_lib.audit import report
 from constructs_lib.audit.accept import baseline
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
 from constructs_lib.audit.parse.documents import load_located
+from tests.audit.conftest import EngineAudit
 from tests.audit.test_report import _assert_valid_sarif, sarif_validator  # noqa: F401 (fixture)
 
 # A queue without a dead-letter queue (QR001 on the queue), encryption turned off (QR012, about
@@ -115,11 +117,10 @@ def as_json(yaml_text: str) -> str:
     return json.dumps(document, indent=2)
 
 
-def audit_both(paths: list[Path], spark: Any) -> list[AuditResult]:
-    from constructs_lib.audit.engines.spark import job
-
+def audited(engine_audit: EngineAudit, paths: list[Path]) -> AuditResult:
+    """``paths`` audited by ``engine_audit`` (the local engine parsing in one process)."""
     files = discovery.discover([str(p) for p in paths])
-    return [engine.audit_files(files, workers=1), job.run(spark, files)]
+    return engine_audit(AuditInputs(files), AuditOptions(workers=1))
 
 
 def regions(
@@ -140,7 +141,7 @@ def regions(
 
 def test_every_result_has_the_line_of_its_resource_or_property_in_yaml_and_json(
     tmp_path: Path,
-    spark: Any,
+    engine_audit: EngineAudit,
     sarif_validator: jsonschema.Draft4Validator,  # noqa: F811
 ) -> None:
     json_text = as_json(YAML_TEMPLATE)
@@ -148,25 +149,25 @@ def test_every_result_has_the_line_of_its_resource_or_property_in_yaml_and_json(
     json_path = tmp_path / "orders.json"
     yaml_path.write_text(YAML_TEMPLATE)
     json_path.write_text(json_text)
-    for result in audit_both([yaml_path, json_path], spark):
-        found = regions(result, sarif_validator)
-        for name, text, key in (
-            ("orders.yaml", YAML_TEMPLATE, "{}:"),
-            ("orders.json", json_text, '"{}":'),
-        ):
-            line, column = position_of(text, key.format("OrdersQueue"))
-            assert found[(name, "QR001", "OrdersQueue")] == {
-                "startLine": line,
-                "startColumn": column,
-            }
-            # about one property: that property's line
-            assert found[(name, "QR012", "OrdersQueue")]["startLine"] == line_of(  # type: ignore[index]
-                text, key.format("SqsManagedSseEnabled")
-            )
-            assert found[(name, "QR006", "Mapping")]["startLine"] == line_of(  # type: ignore[index]
-                text, key.format("Mapping")
-            )
-        assert all(region is not None for region in found.values())
+    result = audited(engine_audit, [yaml_path, json_path])
+    found = regions(result, sarif_validator)
+    for name, text, key in (
+        ("orders.yaml", YAML_TEMPLATE, "{}:"),
+        ("orders.json", json_text, '"{}":'),
+    ):
+        line, column = position_of(text, key.format("OrdersQueue"))
+        assert found[(name, "QR001", "OrdersQueue")] == {
+            "startLine": line,
+            "startColumn": column,
+        }
+        # about one property: that property's line
+        assert found[(name, "QR012", "OrdersQueue")]["startLine"] == line_of(  # type: ignore[index]
+            text, key.format("SqsManagedSseEnabled")
+        )
+        assert found[(name, "QR006", "Mapping")]["startLine"] == line_of(  # type: ignore[index]
+            text, key.format("Mapping")
+        )
+    assert all(region is not None for region in found.values())
 
 
 def test_columns_count_characters_and_the_report_says_so(
@@ -194,36 +195,36 @@ def test_columns_count_characters_and_the_report_says_so(
 
 def test_sam_findings_point_at_the_resources_the_author_wrote(
     tmp_path: Path,
-    spark: Any,
+    engine_audit: EngineAudit,
     sarif_validator: jsonschema.Draft4Validator,  # noqa: F811
 ) -> None:
     path = tmp_path / "template.yaml"
     path.write_text(SAM_TEMPLATE)
-    for result in audit_both([path], spark):
-        found = regions(result, sarif_validator)
-        assert found[("template.yaml", "QR001", "Jobs")]["startLine"] == line_of(  # type: ignore[index]
-            SAM_TEMPLATE, "  Jobs:"
-        )
-        # the generated mapping (ConsumerWork) is named Consumer.Work and sits on its function
-        assert found[("template.yaml", "QR006", "Consumer.Work")]["startLine"] == line_of(  # type: ignore[index]
-            SAM_TEMPLATE, "  Consumer:"
-        )
-        assert all(region is not None for region in found.values())
+    result = audited(engine_audit, [path])
+    found = regions(result, sarif_validator)
+    assert found[("template.yaml", "QR001", "Jobs")]["startLine"] == line_of(  # type: ignore[index]
+        SAM_TEMPLATE, "  Jobs:"
+    )
+    # the generated mapping (ConsumerWork) is named Consumer.Work and sits on its function
+    assert found[("template.yaml", "QR006", "Consumer.Work")]["startLine"] == line_of(  # type: ignore[index]
+        SAM_TEMPLATE, "  Consumer:"
+    )
+    assert all(region is not None for region in found.values())
 
 
 def test_nested_children_are_located_in_their_own_file(
     tmp_path: Path,
-    spark: Any,
+    engine_audit: EngineAudit,
     sarif_validator: jsonschema.Draft4Validator,  # noqa: F811
 ) -> None:
     (tmp_path / "parent.yaml").write_text(PARENT_TEMPLATE)
     (tmp_path / "child.yaml").write_text(CHILD_TEMPLATE)
-    for result in audit_both([tmp_path], spark):
-        found = regions(result, sarif_validator)
-        assert found[("child.yaml", "QR001", "Inner")] == {
-            "startLine": line_of(CHILD_TEMPLATE, "Inner:"),
-            "startColumn": 3,
-        }
+    result = audited(engine_audit, [tmp_path])
+    found = regions(result, sarif_validator)
+    assert found[("child.yaml", "QR001", "Inner")] == {
+        "startLine": line_of(CHILD_TEMPLATE, "Inner:"),
+        "startColumn": 3,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -243,31 +244,33 @@ def cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cdk_out_findings_point_at_the_template_line_and_name_the_construct(
     cdk_out: Path,
-    spark: Any,
+    engine_audit: EngineAudit,
     sarif_validator: jsonschema.Draft4Validator,  # noqa: F811
 ) -> None:
     template = cdk_out / "Orders.template.json"
     text = template.read_text()
     (logical_id,) = json.loads(text)["Resources"]  # CDK's hashed id, read, not typed
-    for result in audit_both([cdk_out], spark):
-        found = regions(result, sarif_validator)
-        assert found[("Orders.template.json", "QR001", logical_id)]["startLine"] == line_of(  # type: ignore[index]
-            text, f'"{logical_id}":'
-        )
-        document = json.loads(report.render_sarif(result))
-        paths = {r["properties"]["constructPath"] for r in document["runs"][0]["results"]}
-        assert paths == {"Orders/OrdersQueue/Resource"}
-        # the people-facing reports name the construct beside the logical id
-        beside = f"{logical_id} (Orders/OrdersQueue/Resource)"
-        assert beside in report.render_markdown(result)
-        assert beside in report.render_table(result)
-        assert '<code class="path">Orders/OrdersQueue/Resource</code>' in report.render_html(result)
+    result = audited(engine_audit, [cdk_out])
+    found = regions(result, sarif_validator)
+    assert found[("Orders.template.json", "QR001", logical_id)]["startLine"] == line_of(  # type: ignore[index]
+        text, f'"{logical_id}":'
+    )
+    document = json.loads(report.render_sarif(result))
+    paths = {r["properties"]["constructPath"] for r in document["runs"][0]["results"]}
+    assert paths == {"Orders/OrdersQueue/Resource"}
+    # the people-facing reports name the construct beside the logical id
+    beside = f"{logical_id} (Orders/OrdersQueue/Resource)"
+    assert beside in report.render_markdown(result)
+    assert beside in report.render_table(result)
+    assert '<code class="path">Orders/OrdersQueue/Resource</code>' in report.render_html(result)
 
 
-def test_both_engines_write_the_same_positions(tmp_path: Path, spark: Any) -> None:
+def test_both_engines_write_the_same_positions(
+    tmp_path: Path, local_audit: EngineAudit, spark_audit: EngineAudit
+) -> None:
     (tmp_path / "orders.yaml").write_text(YAML_TEMPLATE)
     (tmp_path / "template.yaml").write_text(SAM_TEMPLATE)
-    local, on_spark = audit_both([tmp_path], spark)
+    local, on_spark = (audited(each, [tmp_path]) for each in (local_audit, spark_audit))
     for render in (report.render_sarif, report.render_json, report.render_codequality):
         assert render(local) == render(on_spark)
 

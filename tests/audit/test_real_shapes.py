@@ -20,15 +20,17 @@ import json
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
+from tests.audit.conftest import EngineAudit
 
 CORPUS = Path(__file__).resolve().parent / "corpus_real_shapes"
+
 EXPECTED = CORPUS / "expected.json"
 PARAMETERS_FILE = "parameters.json"
 NOT_TEMPLATES = {EXPECTED.name, PARAMETERS_FILE}
@@ -146,21 +148,21 @@ def test_engine_recall_and_precision_per_rule(local_findings: list[Finding]) -> 
 
 @pytest.mark.spark
 def test_spark_recall_and_precision_per_rule(
-    spark: Any, corpus_files: list[tuple[str, str]]
+    spark_audit: EngineAudit, corpus_files: list[tuple[str, str]]
 ) -> None:
-    from constructs_lib.audit.engines.spark import job
-
-    result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
+    result = spark_audit(
+        AuditInputs(corpus_files), AuditOptions(overrides=_parameters(corpus_files))
+    )
     _check("spark", result.findings)
 
 
 @pytest.mark.spark
 def test_spark_and_engine_find_the_same(
-    spark: Any, corpus_files: list[tuple[str, str]], local_findings: list[Finding]
+    spark_audit: EngineAudit, corpus_files: list[tuple[str, str]], local_findings: list[Finding]
 ) -> None:
-    from constructs_lib.audit.engines.spark import job
-
-    result = job.run(spark, corpus_files, overrides=_parameters(corpus_files))
+    result = spark_audit(
+        AuditInputs(corpus_files), AuditOptions(overrides=_parameters(corpus_files))
+    )
     assert sorted(result.findings, key=Finding.sort_key) == sorted(
         local_findings, key=Finding.sort_key
     ), "the Spark job and the single-process engine disagree"

@@ -16,7 +16,7 @@ import pytest
 from constructs_lib.audit import cli
 from constructs_lib.audit.engines import local as local_engine
 from tests.audit.conftest import healthy, props, write
-from tests.audit.test_suppressions import ENGINES, audit, run
+from tests.audit.test_suppressions import audit, run
 
 # A repository's own files, none of them a template (no AWSTemplateFormatVersion, Resources
 # or Transform at the top).
@@ -79,13 +79,6 @@ Resources:
 """
 
 
-@pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest) -> str:
-    if request.param == "spark":
-        request.getfixturevalue("spark")  # the CLI reuses the running session
-    return str(request.param)
-
-
 def repository(root: Path) -> Path:
     """A repository: its own files, and a templates folder with one clean CloudFormation
     template (YAML), one JSON template with a queue without DLQ, and the SAM application."""
@@ -101,9 +94,11 @@ def repository(root: Path) -> Path:
     return root
 
 
-def test_a_repository_gives_findings_only_for_its_templates(engine: str, tmp_path: Path) -> None:
+def test_a_repository_gives_findings_only_for_its_templates(
+    engine_name: str, tmp_path: Path
+) -> None:
     root = repository(tmp_path / "repo")
-    code, document = audit(engine, [root], "--profile", "all", out=tmp_path)
+    code, document = audit(engine_name, [root], "--profile", "all", out=tmp_path)
     summary = document["summary"]
     templates = {f["template"] for f in document["findings"]}
     assert templates == {
@@ -123,10 +118,10 @@ def test_a_repository_gives_findings_only_for_its_templates(engine: str, tmp_pat
 
 
 def test_the_missing_include_costs_only_the_property_that_held_it(
-    engine: str, tmp_path: Path
+    engine_name: str, tmp_path: Path
 ) -> None:
     path = write(tmp_path, "templates/template.yaml", SAM_WITH_MISSING_INCLUDE)
-    _, document = audit(engine, [path], "--profile", "all", out=tmp_path)
+    _, document = audit(engine_name, [path], "--profile", "all", out=tmp_path)
     found = {(f["rule_id"], f["resource"]) for f in document["findings"]}
     # the function is expanded: its consumer of Orders (6 x 20 s > 60 s) and its DLQ are judged
     assert ("QR007", "Handler.Orders") in found
@@ -235,11 +230,13 @@ def cross_stack(folder: Path) -> list[Path]:
     return [write(folder, "a.json", exporter), write(folder, "b.json", consumer)]
 
 
-def test_a_queue_consumed_from_another_stack_is_counted_once(engine: str, tmp_path: Path) -> None:
+def test_a_queue_consumed_from_another_stack_is_counted_once(
+    engine_name: str, tmp_path: Path
+) -> None:
     paths = cross_stack(tmp_path / "fleet")
-    _, text = run(engine, paths, [], "table", tmp_path / f"{engine}.txt")
+    _, text = run(engine_name, paths, [], "table", tmp_path / f"{engine_name}.txt")
     assert "FLEET: 2 of 2 queues (100%) in 2 stacks have findings to act on." in text
-    _, document = audit(engine, paths, out=tmp_path)
+    _, document = audit(engine_name, paths, out=tmp_path)
     [qr007] = [f for f in document["findings"] if f["rule_id"] == "QR007"]
     assert (qr007["template"], qr007["queue"]) == (str(paths[1]), "Orders")
     assert qr007["queue_template"] == str(paths[0])
@@ -293,25 +290,27 @@ def test_the_html_header_counts_only_what_decides(tmp_path: Path) -> None:
 
 
 def test_writing_a_baseline_exits_0_and_a_baseline_run_says_why_it_fails(
-    engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    engine_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     template = healthy("orders")
     props(template, "Source")["VisibilityTimeout"] = 30  # QR007 (warning): 6 x 10 s > 30 s
     props(template, "Source")["SqsManagedSseEnabled"] = False  # QR012 (error)
     path = write(tmp_path, "orders.json", template)
     base = tmp_path / "baseline.json"
-    code, _ = run(engine, [path], ["--write-baseline", str(base)], "json", tmp_path / "w.json")
+    code, _ = run(engine_name, [path], ["--write-baseline", str(base)], "json", tmp_path / "w.json")
     assert code == 0  # it found an error, and it is a recording run
     assert len(json.loads(base.read_text())["findings"]) == 2
     # ... and its table gives no reason to fail either
-    code, text = run(engine, [path], ["--write-baseline", str(base)], "table", tmp_path / "w.txt")
+    code, text = run(
+        engine_name, [path], ["--write-baseline", str(base)], "table", tmp_path / "w.txt"
+    )
     assert code == 0
     assert "exit status 1" not in text
 
     props(template, "Source")["VisibilityTimeout"] = 20  # the same QR007, another value
     write(tmp_path, "orders.json", template)
     options = ["--baseline", str(base), "--fail-on", "warning", "--fail-on-changed"]
-    code, text = run(engine, [path], options, "table", tmp_path / "b.txt")
+    code, text = run(engine_name, [path], options, "table", tmp_path / "b.txt")
     assert code == 1
     last = text.rstrip().splitlines()[-1]
     assert last.startswith("0 findings (0 errors, 0 warnings, 0 info) in 1 file:")

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.parse.dialects import sam
-from tests.audit.conftest import ALARM_TOPIC_ARN, healthy, props, write
+from tests.audit.conftest import ALARM_TOPIC_ARN, EngineAudit, healthy, props, write
 
 ACCOUNT_ARN = "arn:aws:sqs:us-east-1:123456789012"
 
@@ -379,25 +380,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local_result(corpus: Path) -> AuditResult:
-    return engine.audit_paths([str(corpus)])
+def result(engine_audit: EngineAudit, corpus: Path) -> AuditResult:
+    return engine_audit(AuditInputs(discovery.discover([str(corpus)])))
 
 
 @pytest.fixture(scope="module")
-def spark_result(spark: Any, corpus: Path) -> AuditResult:
-    from constructs_lib.audit.engines.spark import job
-
-    return job.run(spark, discovery.discover([str(corpus)]), quiet=True)
-
-
-ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
-
-
-@pytest.fixture(params=ENGINES)
-def result(request: pytest.FixtureRequest) -> AuditResult:
-    fixture = "local_result" if request.param == "local" else "spark_result"
-    found: AuditResult = request.getfixturevalue(fixture)
-    return found
+def local_result(local_audit: EngineAudit, corpus: Path) -> AuditResult:
+    return local_audit(AuditInputs(discovery.discover([str(corpus)])))
 
 
 def by_file(findings: list[Finding]) -> dict[str, set[tuple[str, str]]]:
@@ -420,10 +409,9 @@ def test_every_sam_file_is_read(result: AuditResult) -> None:
     assert set(files.values()) == {"ok"}
 
 
-@pytest.mark.spark
-def test_engines_agree(local_result: AuditResult, spark_result: AuditResult) -> None:
-    assert spark_result.findings == local_result.findings
-    assert spark_result.queues == local_result.queues
+def test_engines_agree(local_result: AuditResult, result: AuditResult) -> None:
+    assert result.findings == local_result.findings
+    assert result.queues == local_result.queues
 
 
 def test_rejection_note_says_why(result: AuditResult) -> None:

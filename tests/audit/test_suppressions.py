@@ -23,7 +23,6 @@ from tests.audit.test_report import SARIF_SCHEMA_FILE, _assert_valid_sarif
 from tests.conftest import SynthResult
 
 REASON = "Accepted by the platform team until the Q3 migration."
-ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
 
 
 def usage_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -46,13 +45,6 @@ def suppress(template: Template, logical_id: str | None, *entries: dict[str, Any
     target = template if logical_id is None else template["Resources"][logical_id]
     target.setdefault("Metadata", {})["cdk_nag"] = {"rules_to_suppress": list(entries)}
     return template
-
-
-@pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest) -> str:
-    if request.param == "spark":
-        request.getfixturevalue("spark")  # the CLI reuses the running session
-    return str(request.param)
 
 
 def run(engine: str, paths: list[Path], options: list[str], fmt: str, out: Path) -> tuple[int, str]:
@@ -88,17 +80,17 @@ def states(document: dict[str, Any]) -> set[tuple[str, str, str]]:
     return found
 
 
-def test_the_faults_are_found_unsuppressed(engine: str, tmp_path: Path) -> None:
-    code, document = audit(engine, [write(tmp_path, "a.json", faulty())], out=tmp_path)
+def test_the_faults_are_found_unsuppressed(engine_name: str, tmp_path: Path) -> None:
+    code, document = audit(engine_name, [write(tmp_path, "a.json", faulty())], out=tmp_path)
     assert states(document) == {("QR012", "Source", "open"), ("QR028", "Fn", "open")}
     assert code == 1
 
 
 def test_metadata_on_the_resource_suppresses_its_finding_with_the_reason(
-    engine: str, tmp_path: Path
+    engine_name: str, tmp_path: Path
 ) -> None:
     template = suppress(faulty(), "Source", {"id": "QR012", "reason": REASON})
-    code, document = audit(engine, [write(tmp_path, "a.json", template)], out=tmp_path)
+    code, document = audit(engine_name, [write(tmp_path, "a.json", template)], out=tmp_path)
     assert states(document) == {("QR012", "Source", "suppressed"), ("QR028", "Fn", "open")}
     (accepted,) = [f for f in document["findings"] if f["suppression"]]
     assert accepted["suppression"] == "inSource"
@@ -118,7 +110,7 @@ def test_metadata_names_only_the_resource_it_is_on(tmp_path: Path) -> None:
 
 
 def test_template_metadata_suppresses_every_resource_and_the_plugin_prefix_counts(
-    engine: str, tmp_path: Path
+    engine_name: str, tmp_path: Path
 ) -> None:
     template = suppress(
         faulty(),
@@ -126,7 +118,7 @@ def test_template_metadata_suppresses_every_resource_and_the_plugin_prefix_count
         {"id": "QR012", "reason": REASON},
         {"id": "constructs-lib-queue-resilience::QR028", "reason": REASON},
     )
-    code, document = audit(engine, [write(tmp_path, "a.json", template)], out=tmp_path)
+    code, document = audit(engine_name, [write(tmp_path, "a.json", template)], out=tmp_path)
     assert states(document) == {("QR012", "Source", "suppressed"), ("QR028", "Fn", "suppressed")}
     assert all("template's Metadata" in f["justification"] for f in document["findings"])
     assert code == 0
@@ -215,7 +207,7 @@ def suppressions_file(folder: Path, *entries: dict[str, Any]) -> Path:
     return path
 
 
-def test_a_file_entry_accepts_what_its_globs_match(engine: str, tmp_path: Path) -> None:
+def test_a_file_entry_accepts_what_its_globs_match(engine_name: str, tmp_path: Path) -> None:
     fleet = tmp_path / "fleet"
     fleet.mkdir()
     legacy, current = write(fleet, "legacy.json", faulty("old")), write(fleet, "new.json", faulty())
@@ -224,7 +216,9 @@ def test_a_file_entry_accepts_what_its_globs_match(engine: str, tmp_path: Path) 
         {"rule": "QR012", "template": "*/legacy.json", "resource": "Sour*", "reason": REASON},
         {"rule": "QR028", "stack": "no-such-stack", "reason": REASON},
     )
-    code, document = audit(engine, [legacy, current], "--suppressions", str(entries), out=tmp_path)
+    code, document = audit(
+        engine_name, [legacy, current], "--suppressions", str(entries), out=tmp_path
+    )
     by_template = {(Path(f["template"]).name, f["rule_id"]): f for f in document["findings"]}
     accepted = by_template[("legacy.json", "QR012")]
     assert accepted["suppression"] == "external"
@@ -234,7 +228,7 @@ def test_a_file_entry_accepts_what_its_globs_match(engine: str, tmp_path: Path) 
     assert code == 1
 
 
-def test_an_expired_entry_stops_applying_and_says_so(engine: str, tmp_path: Path) -> None:
+def test_an_expired_entry_stops_applying_and_says_so(engine_name: str, tmp_path: Path) -> None:
     yesterday = datetime.datetime.now(datetime.UTC).date() - datetime.timedelta(days=1)
     tomorrow = yesterday + datetime.timedelta(days=2)
     entries = suppressions_file(
@@ -243,7 +237,7 @@ def test_an_expired_entry_stops_applying_and_says_so(engine: str, tmp_path: Path
         {"rule": "QR028", "reason": REASON, "expires": tomorrow.isoformat()},
     )
     template = write(tmp_path, "a.json", faulty())
-    code, document = audit(engine, [template], "--suppressions", str(entries), out=tmp_path)
+    code, document = audit(engine_name, [template], "--suppressions", str(entries), out=tmp_path)
     assert ("QR012", "Source", "open") in states(document)
     assert ("QR028", "Fn", "suppressed") in states(document)
     (expired,) = [f for f in document["findings"] if f["rule_id"] == "QR902"]
@@ -291,12 +285,16 @@ def test_a_yaml_suppressions_file_with_a_plain_date(tmp_path: Path) -> None:
 # --- baselines -----------------------------------------------------------------------------------
 
 
-def test_a_baseline_lets_only_new_findings_decide(engine: str, tmp_path: Path) -> None:
+def test_a_baseline_lets_only_new_findings_decide(engine_name: str, tmp_path: Path) -> None:
     before = tmp_path / "before"
     before.mkdir()
     base = tmp_path / "baseline.json"
     code, _ = audit(
-        engine, [write(before, "a.json", faulty())], "--write-baseline", str(base), out=tmp_path
+        engine_name,
+        [write(before, "a.json", faulty())],
+        "--write-baseline",
+        str(base),
+        out=tmp_path,
     )
     assert code == 0  # a recording run is no gate
 
@@ -313,7 +311,7 @@ def test_a_baseline_lets_only_new_findings_decide(engine: str, tmp_path: Path) -
         "Properties": {"SqsManagedSseEnabled": False},
     }
     code, document = audit(
-        engine, [write(after, "a.json", template)], "--baseline", str(base), out=tmp_path
+        engine_name, [write(after, "a.json", template)], "--baseline", str(base), out=tmp_path
     )
     found = states(document)
     assert ("QR028", "Fn", "unchanged") in found
@@ -329,7 +327,7 @@ def test_a_baseline_lets_only_new_findings_decide(engine: str, tmp_path: Path) -
     props(template, "Fn")["RecursiveLoop"] = "Allow"
     template["Resources"].pop("Extra")
     code, document = audit(
-        engine, [write(after, "a.json", template)], "--baseline", str(base), out=tmp_path
+        engine_name, [write(after, "a.json", template)], "--baseline", str(base), out=tmp_path
     )
     assert states(document) == {("QR028", "Fn", "unchanged")}
     assert code == 0  # nothing new

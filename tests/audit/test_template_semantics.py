@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult
-from tests.audit.conftest import Template, _alarm, healthy, props, write
+from tests.audit.conftest import EngineAudit, Template, _alarm, healthy, props, write
 
 
 def _pairs(result: AuditResult) -> set[tuple[str, str]]:
@@ -382,9 +383,7 @@ def test_producer_in_another_stack_reaches_the_queue(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
-    from constructs_lib.audit.engines.spark import job
-
+def test_both_engines_agree(tmp_path: Path, spark_audit: EngineAudit) -> None:
     write(tmp_path, "params.template.json", _with_visibility_parameter({"Default": 45}))
     write(tmp_path, "cond-no.template.json", _conditional_dlq("no"))
     write(tmp_path, "cond-unknown.template.json", _conditional_dlq(None))
@@ -398,11 +397,14 @@ def test_both_engines_agree(tmp_path: Path, spark: Any) -> None:
     write(tmp_path, "producers/buckets.template.json", _BUCKET_STACK)
     files = discovery.discover([str(tmp_path)])
     local = engine.audit_files(files)
-    on_spark = job.run(spark, files)
+    on_spark = spark_audit(AuditInputs(files))
     assert on_spark.findings == local.findings
     overrides = {"*": {"WithDlq": "yes"}, "params": {"QueueVisibility": "60"}}
     with_overrides = engine.audit_files(files, overrides=overrides)
-    assert job.run(spark, files, overrides=overrides).findings == with_overrides.findings
+    assert (
+        spark_audit(AuditInputs(files), AuditOptions(overrides=overrides)).findings
+        == with_overrides.findings
+    )
     assert with_overrides.findings != local.findings
     assert {f.rule_id for f in local.findings} >= {
         "QR001",

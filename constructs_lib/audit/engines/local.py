@@ -1,12 +1,13 @@
-"""The local engine: parse -> resolve -> evaluate in one process, without Spark.
+"""The local engine: parse -> resolve -> evaluate -> accept in one process, without Spark.
 
-The same steps as the Spark engine (``spark/``), with dictionaries in place of joins; both judge
-with ``judging.py``. The in-app validation plugin uses it on an app's own templates, the
+The same steps as the Spark engine (``spark/``), with dictionaries in place of joins, behind the
+same entry point (``audit(inputs, options)``, ``request.py``); both judge with ``judging.py``. The in-app validation plugin uses it on an app's own templates, the
 benchmark compares it with the Spark engine, and the tests hold the two to identical findings.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -20,12 +21,15 @@ from constructs_lib.audit.engines.judging import (
     template_findings,
     unresolved_edge_finding,
 )
+from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.inputs import deployed as deployed_stacks
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.model import AuditResult, Finding, ResourceRow
 from constructs_lib.audit.parse import isolation
 from constructs_lib.audit.parse.parameters import Overrides
+from constructs_lib.audit.report import datasets
+from constructs_lib.audit.report.words import plural
 from constructs_lib.audit.resolve import nesting
 from constructs_lib.audit.resolve.graph import members, resolve
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
@@ -71,23 +75,26 @@ def audit_parsed(
     )
 
 
-def audit_files(
-    files: Iterable[tuple[str, str]],
-    limits: ReadLimits = DEFAULT_LIMITS,
-    workers: int | None = None,
-    overrides: Overrides | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    acceptance: Acceptance = NO_ACCEPTANCE,
-    deployed: Sequence[deployed_stacks.Target] = (),
-    metrics: observations.Metrics | None = None,
+def audit(inputs: AuditInputs, options: AuditOptions) -> AuditResult:
+    """The local engine's entry point (``request.py``): ``inputs.files`` parsed by
+    ``options.workers`` worker processes (default: one per core) within ``options.limits``, then
+    resolved and evaluated here, and ``options.acceptance`` applied (a suppressions file, a
+    baseline). The stacks ``inputs.deployed`` in each target (account and region) are read and
+    judged with them, and with the observed ``inputs.metrics`` when given. With
+    ``options.output_dir``, the findings datasets are written there (``datasets.write``);
+    without ``options.quiet``, the parsing's progress is said on stderr (``ReadProgress``)."""
+    result = _audit(inputs, options, None if options.quiet else ReadProgress())
+    if options.output_dir:
+        datasets.write(result, options.output_dir)
+    return result
+
+
+def _audit(
+    inputs: AuditInputs, options: AuditOptions, progress: Callable[[int, int], None] | None
 ) -> AuditResult:
-    """Audit ``(path, stack name)`` pairs (see ``discovery.discover``) without Spark: files are
-    parsed by ``workers`` worker processes (default: one per core) within ``limits``, then
-    resolved and evaluated here, and ``acceptance`` applied (a suppressions file, a baseline).
-    The stacks ``deployed`` in each target (account and region) are read and judged with them,
-    and with the observed ``metrics`` when given. ``progress(done, total)`` follows the parsing."""
     started = time.perf_counter()
-    files = list(files)
+    files = list(inputs.files)
+    limits, workers, overrides = options.limits, options.workers, options.overrides
     parsed = isolation.parse_files(
         files,
         limits,
@@ -102,13 +109,30 @@ def audit_files(
         reparsed = isolation.parse_files(again, limits, workers, child_overrides)
         by_file = {p.file.file: p for p in reparsed}
         parsed = [by_file.get(p.file.file, p) for p in parsed]
-    parsed += deployed_stacks.audit_targets(deployed, limits, overrides)
+    parsed += deployed_stacks.audit_targets(inputs.deployed, limits, overrides)
     parsed_at = time.perf_counter()
-    result = audit_parsed(parsed, metrics)
+    result = audit_parsed(parsed, inputs.metrics)
     result.timings = {"parse": parsed_at - started, **result.timings}
-    findings, result.fixed = accept(list(result.findings), acceptance)
+    findings, result.fixed = accept(list(result.findings), options.acceptance)
     result.findings = findings
     return result
+
+
+def audit_files(
+    files: Iterable[tuple[str, str]],
+    limits: ReadLimits = DEFAULT_LIMITS,
+    workers: int | None = None,
+    overrides: Overrides | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    acceptance: Acceptance = NO_ACCEPTANCE,
+    deployed: Sequence[deployed_stacks.Target] = (),
+    metrics: observations.Metrics | None = None,
+) -> AuditResult:
+    """``audit`` with its inputs and options as arguments, and ``progress(done, total)``
+    following the parsing: the in-app plugin's call."""
+    inputs = AuditInputs(tuple(files), tuple(deployed), metrics)
+    options = AuditOptions(limits, overrides, acceptance, workers=workers)
+    return _audit(inputs, options, progress)
 
 
 def audit_paths(
@@ -119,6 +143,31 @@ def audit_paths(
 ) -> AuditResult:
     """Audit every template under ``paths``, with parameter ``overrides`` (stack or ``*`` ->
     key -> value, see ``parameters.py``)."""
-    return audit_files(
-        discovery.discover(paths), limits, overrides=overrides, acceptance=acceptance
-    )
+    inputs = AuditInputs(discovery.discover(paths))
+    return audit(inputs, AuditOptions(limits, overrides, acceptance))
+
+
+class ReadProgress:
+    """``read 12,000 of 100,000 files`` on stderr: updated in place on a terminal, a line every
+    few seconds in a CI log."""
+
+    INTERVAL_S = 2.0
+
+    def __init__(self) -> None:
+        self.terminal = sys.stderr.isatty()
+        self.last = time.monotonic()
+        self.shown = False  # a run shorter than one interval says nothing
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.INTERVAL_S and (done < total or not self.shown):
+            return
+        self.last, self.shown = now, True
+        end = "\n" if done == total or not self.terminal else ""
+        prefix = "\r" if self.terminal else ""
+        print(
+            f"{prefix}queue-audit: read {done:,} of {plural(total, 'file')}",
+            end=end,
+            file=sys.stderr,
+        )
+        sys.stderr.flush()

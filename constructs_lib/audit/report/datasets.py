@@ -7,9 +7,10 @@ pyarrow or any Hive-style reader takes whole (``spark.read.parquet("DIR/findings
     DIR/findings-jsonl/run=20261124T101500Z/part-<digest>.jsonl    the same rows as JSON Lines
     DIR/summary/run=20261124T101500Z.json                          the counts (from the driver)
 
-The executors write the parts themselves (``write_part`` runs inside ``mapInArrow``), with
+Both engines write them through ``write``, once their findings are judged and accepted. On
+Spark the executors write the parts themselves (``write_part`` runs inside ``mapInArrow``), with
 pyarrow for Parquet and boto3 for ``s3://`` (pyspark ships no S3 connector), so the findings
-never pass through the driver. A part is named by a digest of its rows: a task that Spark runs
+never pass through the driver; the local engine writes its findings as one part. A part is named by a digest of its rows: a task that Spark runs
 again after a lost executor writes the same name, never a duplicate.
 """
 
@@ -21,13 +22,15 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from constructs_lib.audit import optional
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import Finding
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from constructs_lib.audit.model import AuditResult
 
 # What each part write reports back to the driver.
@@ -77,18 +80,37 @@ def write_part(batches: Iterable[Any], root: str, run: str) -> Iterator[Any]:
     )
 
 
-def write_summary(root: str, run: str, result: AuditResult) -> None:
+def write(result: AuditResult, base: str, parts: PartsWriter | None = None) -> str:
+    """A run's datasets under ``base`` (``output_root``), as a new run, for either engine: the
+    findings' parts, then the summary from the driver. The root written is returned.
+
+    ``parts`` writes the findings where they are (the Spark engine: on the executors, one part
+    per partition, ``write_part`` inside ``mapInArrow``); without it, the findings in
+    ``result`` are written here as one part (the local engine)."""
+    root, run = output_root(base), run_id()
+    if parts is None:
+        _write_one_part(result, root, run)
+    else:
+        parts(root, run)
+    _write_summary(root, run, result)
+    return root
+
+
+# Writes a run's findings parts under (root, run), where the findings are.
+PartsWriter: TypeAlias = "Callable[[str, str], None]"
+
+
+def _write_summary(root: str, run: str, result: AuditResult) -> None:
     from constructs_lib.audit.report.summary import summarize
 
     document = {"summary": summarize(result), "timings_s": result.timings}
     _put(f"{root}/summary/{run}.json", (json.dumps(document, indent=2) + "\n").encode())
 
 
-def write_result(result: AuditResult, base: str) -> str:
-    """The same datasets from the local engine: its findings as one part, written here."""
+def _write_one_part(result: AuditResult, root: str, run: str) -> None:
+    """The findings held in ``result`` as one part, written from this process."""
     pa = optional.require("pyarrow", _PARQUET)
 
-    root, run = output_root(base), run_id()
     if result.findings:
         schema = pa.schema(
             [
@@ -99,5 +121,3 @@ def write_result(result: AuditResult, base: str) -> str:
         batch = pa.RecordBatch.from_pylist([f.as_dict() for f in result.findings], schema=schema)
         for _part in write_part([batch], root, run):
             pass
-    write_summary(root, run, result)
-    return root

@@ -18,9 +18,27 @@ SparkContext), so it runs on a local session, a standalone, YARN or Kubernetes c
   Python pass (``mapInArrow`` again) that builds each ``QueueContext`` and judges it with
   ``rules.evaluate`` (through ``judging.py``), the function the single-process engine and the
   in-app plugin call; ``accept.py`` then applies a suppressions file and a baseline;
-- load (``job.py``, which runs the whole): findings to the driver for the report (streamed by
-  ``streaming.py``), and from the executors to ``--output-dir`` (``outputs.py``).
+- load (``job.py``, whose ``SparkEngine.audit`` runs the whole): findings to the driver for the
+  report (streamed by ``streaming.py``), and from the executors to ``--output-dir``
+  (``report/datasets.py``).
 
-The session (``session.py``) ships the package to executors that lack it (``shipping.py``).
-pyspark is imported in this package only.
+The session (``session.py``: made, or the program's own reused) ships the package to executors
+that lack it (``shipping.py``). pyspark is imported and named in this package only: this module
+checks that it is installed without importing it, so the command can say which extra to install
+before it reads any file.
 """
+
+from __future__ import annotations
+
+from constructs_lib.audit import optional
+
+# What the Spark engine adds to the audit's modules: the session (classic or Spark Connect) and
+# the Arrow batches.
+MODULES = ("pyspark", "pyarrow", "pandas")
+
+
+def check_installed(purpose: str) -> None:
+    """``optional.MissingExtra`` naming ``purpose`` for the first of ``MODULES`` that is not
+    installed, without importing any."""
+    for module in MODULES:
+        optional.check(module, purpose)

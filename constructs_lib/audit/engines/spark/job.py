@@ -1,7 +1,8 @@
-"""The whole audit on Spark (``run``): parse -> resolve -> evaluate -> accept -> load, timed.
+"""The whole audit on Spark (``SparkEngine.audit``): parse -> resolve -> evaluate -> accept ->
+load, timed.
 
 The load step is here: the findings to the driver for the report (gathered, or streamed:
-``streaming.py``), and from the executors to ``--output-dir`` (``outputs.py``).
+``streaming.py``), and from the executors to ``--output-dir`` (``report/datasets.py``).
 """
 
 from __future__ import annotations
@@ -9,29 +10,25 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from constructs_lib.audit import model
-from constructs_lib.audit.accept import apply as acceptance
+from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.engines.spark.accept import accept, fixed_of
 from constructs_lib.audit.engines.spark.deployed import parse_targets
 from constructs_lib.audit.engines.spark.evaluate import evaluate, queues_with_metrics
 from constructs_lib.audit.engines.spark.parse import parse
 from constructs_lib.audit.engines.spark.schemas import WIDE_TEXT, narrow
 from constructs_lib.audit.engines.spark.streaming import report_view, summarize
-from constructs_lib.audit.inputs.deployed import Target
 from constructs_lib.audit.metrics import observations
-from constructs_lib.audit.metrics.observations import Metrics
 from constructs_lib.audit.model import AuditResult, FileRow, Finding, ResourceRow
-from constructs_lib.audit.parse.parameters import Overrides
-from constructs_lib.audit.report import datasets as outputs
+from constructs_lib.audit.report import datasets
 from constructs_lib.audit.report.words import plural
 from constructs_lib.audit.resolve import nesting
-from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 # Templates per partition of the parsed rows: each later stage's task over them is then big
 # enough to be worth its scheduling, on a cluster as on one machine.
@@ -51,105 +48,138 @@ def _counts(wide: DataFrame) -> tuple[int, int]:
     return int(row["files"] or 0), int(row["queues"] or 0)
 
 
-def run(
-    spark: SparkSession,
-    files: list[tuple[str, str]],
-    output_dir: str | None = None,
-    quiet: bool = True,
-    limits: ReadLimits = DEFAULT_LIMITS,
-    overrides: Overrides | None = None,
-    gather: bool = True,
-    acceptance: acceptance.Acceptance = acceptance.NONE,
-    deployed: Sequence[Target] = (),
-    metrics: Metrics | None = None,
-) -> AuditResult:
-    """Audit ``(path or s3:// URL, stack)`` pairs on ``spark``. With ``output_dir``, the
-    executors also write the findings there as Parquet and JSON Lines (``outputs.py``).
+class SparkEngine:
+    """The audit on one Spark session (``spark``), which its caller starts, reuses and stops
+    (``session.running``): the engine only runs jobs on it."""
 
-    ``gather=False`` keeps the driver's memory independent of the fleet's size: the result's
-    ``findings`` streams from the executors in report order (``streaming.FindingsView``), its
-    counts are computed by Spark, and the session keeps the findings cached until
-    ``streaming.release(result)``.
-    ``acceptance`` (a suppressions file, a baseline) is applied as the local engine does.
-    The stacks ``deployed`` in each target (account and region) are read on the executors, one
-    task per target, and judged with the files; ``metrics``, the aggregated series
-    (``spark/metrics.py``), join each queue's context."""
-    progress: Callable[[str], None] = (lambda _m: None) if quiet else _progress
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    progress(f"reading and parsing {plural(len(files), 'file')}")
-    wide = parse(spark, files, limits, overrides, metrics)
-    if deployed:
-        wide = wide.unionByName(parse_targets(spark, deployed, limits, overrides, metrics))
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def audit(self, inputs: AuditInputs, options: AuditOptions) -> AuditResult:
+        """The Spark engine's entry point (``request.py``), with the local engine's findings:
+        ``inputs.files`` (paths or ``s3://`` URLs) read and parsed on the executors, and the
+        stacks ``inputs.deployed`` in each target (account and region) read there too, one
+        task per target; ``inputs.metrics``, the aggregated series (``spark/metrics.py``),
+        join each queue's context; ``options.acceptance`` (a suppressions file, a baseline) is
+        applied as the local engine does. With ``options.output_dir``, the executors also
+        write the findings there as Parquet and JSON Lines (``datasets.write``).
+
+        ``options.gather=False`` keeps the driver's memory independent of the fleet's size:
+        the result's ``findings`` streams from the executors in report order
+        (``streaming.FindingsView``), its counts are computed by Spark, and the session keeps
+        the findings cached until ``streaming.release(result)``."""
+        say: Callable[[str], None] = (lambda _m: None) if options.quiet else _progress
+        files = list(inputs.files)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        say(f"reading and parsing {plural(len(files), 'file')}")
+        partitions = _partitions(self.spark, len(files))
+        wide, file_count, queue_count = _parse_fleet(self.spark, inputs, options, partitions)
+        timings["parse"] = time.perf_counter() - started
+        say(f"parsed {file_count:,} of {plural(len(files), 'file')} in {timings['parse']:.1f} s")
+
+        mark = time.perf_counter()
+        judged, share = evaluate(wide, partitions, inputs.metrics)
+        # On disk, not in memory: on a local master the executor is the driver's JVM, whose
+        # heap must not hold the fleet's findings.
+        findings_df = accept(self.spark, judged, options.acceptance, partitions).persist(
+            StorageLevel.DISK_ONLY
+        )
+        fixed = fixed_of(findings_df, options.acceptance)
+        load = _gathered if options.gather else _streamed
+        result, listing = load(findings_df, wide, queue_count, timings, fixed)
+        result.cross_template = share
+        if inputs.metrics is not None:
+            with_metrics = queues_with_metrics(wide, inputs.metrics)
+            result.metrics = observations.summary(inputs.metrics, with_metrics, queue_count)
+        timings["evaluate"] = time.perf_counter() - mark
+        say(_judged(queue_count, len(result.findings), timings["evaluate"], share))
+
+        mark = time.perf_counter()
+        if options.output_dir:
+            parts = functools.partial(_write_parts, listing)
+            written = datasets.write(result, options.output_dir, parts)
+            say(f"wrote {plural(len(result.findings), 'finding')} to {written}")
+        timings["write"] = time.perf_counter() - mark
+        wide.unpersist()
+        if options.gather:
+            findings_df.unpersist()
+        return result
+
+
+def _parse_fleet(
+    spark: SparkSession, inputs: AuditInputs, options: AuditOptions, partitions: int
+) -> tuple[DataFrame, int, int]:
+    """The parsed rows of the files and deployed stacks, cached in ``partitions``, and
+    (files, queues) counted: nested stacks whose parent passes plain values are parsed again
+    with those values."""
+    files, limits, overrides = list(inputs.files), options.limits, options.overrides
+    wide = parse(spark, files, limits, overrides, inputs.metrics)
+    if inputs.deployed:
+        deployed = parse_targets(spark, inputs.deployed, limits, overrides, inputs.metrics)
+        wide = wide.unionByName(deployed)
     # Few partitions for the cached rows: every later stage scans them, and each partition is a
     # task there; the parse itself keeps its own, finer tasks.
-    partitions = _partitions(spark, len(files))
     wide = wide.coalesce(partitions).persist()
     again, child_overrides = nesting.children(
         (model.NestedRow(*row) for row in narrow(wide, "nested").collect()), files, overrides
     )
     if again:  # nested stacks whose parent passes plain values: parse those children again
-        reparsed = parse(spark, again, limits, child_overrides, metrics)
+        reparsed = parse(spark, again, limits, child_overrides, inputs.metrics)
         kept = wide.filter(~F.col("src").isin([file for file, _stack in again]))
         first, wide = wide, kept.unionByName(reparsed).coalesce(partitions).persist()
     file_count, queue_count = _counts(wide)
     if again:
         first.unpersist()
-    timings["parse"] = time.perf_counter() - started
-    progress(f"parsed {file_count:,} of {plural(len(files), 'file')} in {timings['parse']:.1f} s")
+    return wide, file_count, queue_count
 
-    mark = time.perf_counter()
-    # On disk, not in memory: on a local master the executor is the driver's JVM, whose heap
-    # must not hold the fleet's findings.
-    judged, share = evaluate(wide, partitions, metrics)
-    findings_df = accept(spark, judged, acceptance, partitions).persist(StorageLevel.DISK_ONLY)
-    fixed = fixed_of(findings_df, acceptance)
-    if gather:
-        findings: Collection[Finding] = sorted(
-            (Finding(**row) for row in findings_df.toArrow().to_pylist()), key=Finding.sort_key
-        )
-        file_rows = sorted(
-            (FileRow(*row) for row in narrow(wide, "file").collect()), key=lambda f: f.file
-        )
-        result = AuditResult(findings, file_rows, queue_count, timings, fixed=fixed)
-        listing = findings_df
-    else:
-        summary, listed, size = summarize(findings_df, narrow(wide, "file"), queue_count, fixed)
-        view = report_view(findings_df, listed, size)
-        findings, listing = view, view.frame
-        result = AuditResult(findings, [], queue_count, timings, summary, fixed)
-    result.cross_template = share
-    if metrics is not None:
-        with_metrics = queues_with_metrics(wide, metrics)
-        result.metrics = observations.summary(metrics, with_metrics, queue_count)
-    timings["evaluate"] = time.perf_counter() - mark
-    crossing = result.cross_template
-    progress(
-        f"judged {plural(queue_count, 'queue')}: {plural(len(findings), 'finding')} in "
-        f"{timings['evaluate']:.1f} s (the join across templates judged "
+
+def _gathered(
+    findings_df: DataFrame,
+    wide: DataFrame,
+    queue_count: int,
+    timings: dict[str, float],
+    fixed: list[Finding] | None,
+) -> tuple[AuditResult, DataFrame]:
+    """The result with its findings and files on the driver, sorted, and the frame that lists
+    the findings for the datasets."""
+    findings: Collection[Finding] = sorted(
+        (Finding(**row) for row in findings_df.toArrow().to_pylist()), key=Finding.sort_key
+    )
+    file_rows = sorted(
+        (FileRow(*row) for row in narrow(wide, "file").collect()), key=lambda f: f.file
+    )
+    return AuditResult(findings, file_rows, queue_count, timings, fixed=fixed), findings_df
+
+
+def _streamed(
+    findings_df: DataFrame,
+    wide: DataFrame,
+    queue_count: int,
+    timings: dict[str, float],
+    fixed: list[Finding] | None,
+) -> tuple[AuditResult, DataFrame]:
+    """The result whose findings stream from the executors in report order, its counts
+    computed by Spark, and the frame that lists the findings for the datasets."""
+    summary, listed, size = summarize(findings_df, narrow(wide, "file"), queue_count, fixed)
+    view = report_view(findings_df, listed, size)
+    return AuditResult(view, [], queue_count, timings, summary, fixed), view.frame
+
+
+def _judged(queues: int, findings: int, seconds: float, crossing: dict[str, int]) -> str:
+    return (
+        f"judged {plural(queues, 'queue')}: {plural(findings, 'finding')} in "
+        f"{seconds:.1f} s (the join across templates judged "
         f"{plural(crossing['queues'], 'queue')} from {plural(crossing['templates'], 'template')})"
     )
 
-    mark = time.perf_counter()
-    if output_dir:
-        written = write_findings(listing, output_dir, result)
-        progress(f"wrote {plural(len(findings), 'finding')} to {written}")
-    timings["write"] = time.perf_counter() - mark
-    wide.unpersist()
-    if gather:
-        findings_df.unpersist()
-    return result
 
-
-def write_findings(findings: DataFrame, base: str, result: AuditResult) -> str:
-    """The executors write the findings as Parquet and JSON Lines under ``base`` (a path every
-    executor can reach, or ``s3://``), as a new run; the driver adds the summary."""
-    root, run = outputs.output_root(base), outputs.run_id()
-    write_part = functools.partial(outputs.write_part, root=root, run=run)
+def _write_parts(findings: DataFrame, root: str, run: str) -> None:
+    """The executors write the findings' parts of run ``run`` under ``root`` (a path every
+    executor can reach, or ``s3://``)."""
+    write_part = functools.partial(datasets.write_part, root=root, run=run)
     # The written parts come back as (path, rows) only: no finding travels to the driver here.
-    findings.mapInArrow(write_part, outputs.PART_SCHEMA_DDL).collect()
-    outputs.write_summary(root, run, result)
-    return root
+    findings.mapInArrow(write_part, datasets.PART_SCHEMA_DDL).collect()
 
 
 def _partitions(spark: SparkSession, files: int) -> int:

@@ -58,6 +58,20 @@ def create_session(
     return spark
 
 
+@contextlib.contextmanager
+def running(master: str | None = None, remote: str | None = None) -> Iterator[SparkSession]:
+    """The session a run uses. Inside a program that already runs Spark (a notebook, a test),
+    without ``master`` or ``remote``, that program's active session, left running; otherwise a
+    new one (``create_session``), which this run owns and stops when it ends."""
+    active = None if master or remote else SparkSession.getActiveSession()
+    spark = active or create_session(master, remote)
+    try:
+        yield spark
+    finally:
+        if active is None:
+            spark.stop()
+
+
 def _local_cores(master: str) -> int:
     """The cores of a local master (``local``, ``local[4]``, ``local[*]``, ``local[2,3]``);
     0 for any other (the executors are then not this process's)."""

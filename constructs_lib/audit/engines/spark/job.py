@@ -22,7 +22,7 @@ from constructs_lib.audit.engines.spark.accept import accept, fixed_of
 from constructs_lib.audit.engines.spark.deployed import parse_targets
 from constructs_lib.audit.engines.spark.evaluate import evaluate, queues_with_metrics
 from constructs_lib.audit.engines.spark.parse import parse
-from constructs_lib.audit.engines.spark.schemas import WIDE_TEXT, narrow
+from constructs_lib.audit.engines.spark.schemas import WIDE_TEXT, RowKind, narrow
 from constructs_lib.audit.engines.spark.streaming import report_view, summarize
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.model import AuditResult, FileRow, Finding, ResourceRow
@@ -39,9 +39,9 @@ def _counts(wide: DataFrame) -> tuple[int, int]:
     """(files, queues) in one job, which also fills the cache of parsed rows."""
     tag = F.col("tag")
     resource_type = F.col(WIDE_TEXT[ResourceRow._fields.index("type")])
-    is_queue = (tag == "resource") & (resource_type == model.QUEUE)
+    is_queue = (tag == RowKind.RESOURCE) & (resource_type == model.QUEUE)
     row = wide.select(
-        F.sum(F.when(tag == "file", 1).otherwise(0)).alias("files"),
+        F.sum(F.when(tag == RowKind.FILE, 1).otherwise(0)).alias("files"),
         F.sum(F.when(is_queue, 1).otherwise(0)).alias("queues"),
     ).first()
     assert row is not None  # an aggregate without grouping has exactly one row
@@ -122,7 +122,7 @@ def _parse_fleet(
     # task there; the parse itself keeps its own, finer tasks.
     wide = wide.coalesce(partitions).persist()
     again, child_overrides = nesting.children(
-        (model.NestedRow(*row) for row in narrow(wide, "nested").collect()), files, overrides
+        (model.NestedRow(*row) for row in narrow(wide, RowKind.NESTED).collect()), files, overrides
     )
     if again:  # nested stacks whose parent passes plain values: parse those children again
         reparsed = parse(spark, again, limits, child_overrides, inputs.metrics)
@@ -147,7 +147,7 @@ def _gathered(
         (Finding(**row) for row in findings_df.toArrow().to_pylist()), key=Finding.sort_key
     )
     file_rows = sorted(
-        (FileRow(*row) for row in narrow(wide, "file").collect()), key=lambda f: f.file
+        (FileRow(*row) for row in narrow(wide, RowKind.FILE).collect()), key=lambda f: f.file
     )
     return AuditResult(findings, file_rows, queue_count, timings, fixed=fixed), findings_df
 
@@ -161,7 +161,7 @@ def _streamed(
 ) -> tuple[AuditResult, DataFrame]:
     """The result whose findings stream from the executors in report order, its counts
     computed by Spark, and the frame that lists the findings for the datasets."""
-    summary, listed, size = summarize(findings_df, narrow(wide, "file"), queue_count, fixed)
+    summary, listed, size = summarize(findings_df, narrow(wide, RowKind.FILE), queue_count, fixed)
     view = report_view(findings_df, listed, size)
     return AuditResult(view, [], queue_count, timings, summary, fixed), view.frame
 

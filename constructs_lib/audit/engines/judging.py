@@ -1,8 +1,8 @@
 """What both engines judge with, whatever carries the rows: a template on its own (its notes,
 an unreadable file), one queue's context (the rules), and a reference that matched nothing.
 
-The single-process engine (``engine.py``) calls these over dictionaries, the Spark engine
-(``spark/``) inside its Python passes on the executors, so their findings are the same.
+The local engine (``local.py``) calls these over dictionaries, the Spark engine (``spark/``)
+inside its Python passes on the executors, so their findings are the same.
 """
 
 from __future__ import annotations

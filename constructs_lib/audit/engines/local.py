@@ -1,7 +1,8 @@
 """The local engine: parse -> resolve -> evaluate -> accept in one process, without Spark.
 
 The same steps as the Spark engine (``spark/``), with dictionaries in place of joins, behind the
-same entry point (``audit(inputs, options)``, ``request.py``); both judge with ``judging.py``. The in-app validation plugin uses it on an app's own templates, the
+same entry point (``audit(inputs, options)``, ``request.py``); both judge with ``judging.py``.
+The in-app validation plugin uses it on an app's own templates, the
 benchmark compares it with the Spark engine, and the tests hold the two to identical findings.
 """
 

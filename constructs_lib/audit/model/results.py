@@ -14,7 +14,7 @@ from constructs_lib.audit.model.rows import FileRow
 class AuditResult:
     """What an audit run produced: every finding, every file, and how long each stage took.
 
-    A Spark run for a report (``spark.job.run(..., gather=False)``) holds neither in memory: its
+    A Spark run for a report (``SparkEngine.audit`` with ``gather=False``) holds neither in memory: its
     ``findings`` is a sorted view that streams them from the executors, ``files`` is empty, and
     ``summary`` holds the counts, computed where the rows are."""
 

@@ -19,7 +19,7 @@ engine of ``--engines``:
   gives them); ``cluster`` is an alias of ``cluster-2``;
 - ``connect``: the Spark job through a Spark Connect server running ``--master local[2]``.
 The clusters and the server run on 127.0.0.1, started from the pyspark distribution by
-``StandaloneCluster`` and ``ConnectServer`` of tests/audit/clusters.py, once per invocation: each
+``StandaloneCluster`` and ``ConnectServer`` of tests/support/clusters.py, once per invocation: each
 runs only while its own engine is measured (all sizes), so that idle JVMs take no memory or CPU
 from the other engines, and is stopped when that engine is done or the bench fails (logs, work
 and scratch directories: ``--out``/daemons/ENGINE, replaced on each invocation). Their
@@ -104,7 +104,7 @@ ALIASES = {"python": "local", "cluster": "cluster-2"}
 LOCAL_WORKERS: dict[str, int | None] = {"local": None, "local-1": 1, "local-2": 2}
 # Standalone clusters: workers of one core each.
 CLUSTER_WORKERS = {"cluster-1": 1, "cluster-2": 2}
-# The Connect server's session runs local[2] (tests/audit/clusters.py).
+# The Connect server's session runs local[2] (tests/support/clusters.py).
 CONNECT_CORES = 2
 # COST's baseline: the local engine on one worker, and the ratios the Spark job aims at.
 COST_BASELINE = "local-1"
@@ -469,7 +469,7 @@ def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
     # set-up the tests check; imported here only, so children never load pytest.
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from tests.audit import clusters
+    from tests.support import clusters
 
     # Logs, work and scratch directories of this invocation only.
     shutil.rmtree(root, ignore_errors=True)

@@ -2,7 +2,7 @@
 JVMs and daemons a test run starts are counted, which a child's rusage misses).
 
     python bench/cpu_time.py -- make test
-    JAVA_TOOL_OPTIONS= python bench/cpu_time.py -- pytest tests/audit/test_repository_audit.py -k spark
+    JAVA_TOOL_OPTIONS= python bench/cpu_time.py -- pytest tests/audit/inputs/test_repository_audit.py -k spark
 """
 
 from __future__ import annotations

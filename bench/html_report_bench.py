@@ -6,7 +6,7 @@
 For each size, a corpus from bench/generate_templates.py is audited once in this process by the
 local engine (``engine.audit``), and its report rendered (``report.render_html``, median of
 ``--runs``) and written to a file. Then headless Chromium (Debian's ``/usr/bin/chromium``, with
-the flags of tests/audit/test_html_report.py) opens each page ``--runs`` times two ways, as a
+the flags of tests/audit/report/test_html_report.py) opens each page ``--runs`` times two ways, as a
 new process each time:
 
 - ``--dump-dom``: parse the page, build its DOM and print it (no paint);

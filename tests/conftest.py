@@ -40,13 +40,13 @@ os.environ.setdefault("JAVA_TOOL_OPTIONS", TEST_JVM_OPTIONS)
 
 
 # Test files that use the standalone Spark cluster or the Spark Connect server (the fixtures of
-# tests/audit/clusters.py, several JVMs each): one worker runs them all, so one of each starts.
+# tests/support/clusters.py, several JVMs each): one worker runs them all, so one of each starts.
 # tests/test_worker_groups.py checks this list against the files' fixtures.
 CLUSTER_TEST_FILES = frozenset(
     {
-        "tests/audit/test_clusters.py",
-        "tests/audit/test_observed_clusters.py",
-        "tests/audit/test_spark_clusters.py",
+        "tests/audit/engines/test_clusters.py",
+        "tests/audit/engines/test_observed_clusters.py",
+        "tests/audit/engines/test_spark_clusters.py",
     }
 )
 

@@ -38,7 +38,7 @@ from constructs_lib.backoff_batch import (
     sqs_records,
     wait_after_failure,
 )
-from tests.sqs_events import made_up, queue_arn
+from tests.support.sqs_events import made_up, queue_arn
 
 NOW = 1_800_000_000.0  # a fixed "now" (2027-01-15), seconds since the epoch
 FIFO = queue_arn("payments.fifo")

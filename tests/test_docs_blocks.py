@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import docs_blocks
 from tests.conftest import REPO_ROOT
+from tests.support import docs_blocks
 
 PAGES = sorted([REPO_ROOT / "README.md", *(REPO_ROOT / "docs").rglob("*.md")])
 IDS = [page.relative_to(REPO_ROOT).as_posix() for page in PAGES]

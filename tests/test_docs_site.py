@@ -19,7 +19,7 @@ import constructs_lib
 from constructs_lib.audit.report.html.page import RULES_PAGE
 from constructs_lib.audit.rules.catalog import describe_rules
 from tests.conftest import REPO_ROOT
-from tests.docs_blocks import blocks
+from tests.support.docs_blocks import blocks
 
 DOCS = REPO_ROOT / "docs"
 EXAMPLES = sorted((DOCS / "examples").glob("*.py"))

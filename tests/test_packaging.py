@@ -269,7 +269,7 @@ def test_audit_extra_alone_audits_a_sam_tree_cleanly(
     # GIVEN a SAM application whose function has no CodeUri (the SAM CLI's default) and whose
     # function timeout of 20 s is too long for the queue's 60 s (QR007, a warning), and a
     # healthy SAM application with an API, whose expansion makes the translator log
-    from tests.audit.test_sam import sam_pipeline
+    from tests.audit.parse.test_sam import sam_pipeline
 
     app = sam_pipeline("packaged", function={"Timeout": 20})
     lines = app.splitlines(keepends=True)

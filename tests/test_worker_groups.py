@@ -26,5 +26,5 @@ def test_end_to_end_and_cluster_tests_share_a_group_and_other_files_have_their_o
     assert len(clusters) == 1
     assert worker_group("tests/audit/test_cli.py::test_d") == "tests/audit/test_cli.py"
     assert worker_group("tests/audit/test_cli.py::test_d") != worker_group(
-        "tests/audit/test_job.py::test_d"
+        "tests/audit/engines/test_job.py::test_d"
     )

@@ -226,5 +226,5 @@ def write(folder: Path, name: str, template: Template | str | bytes) -> Path:
     return path
 
 
-from tests.audit.clusters import connect_server, standalone_cluster, worker_python  # noqa: E402, F401  (fixtures)
-from tests.audit.s3server import s3_server  # noqa: E402, F401  (fixture)
+from tests.support.clusters import connect_server, standalone_cluster, worker_python  # noqa: E402, F401  (fixtures)
+from tests.support.s3server import s3_server  # noqa: E402, F401  (fixture)

@@ -2,7 +2,7 @@
 
 The emulator cannot invoke Lambda functions (that needs Docker), so a test receives as the
 poller does (``AttributeNames=All``, ``MessageAttributeNames=All``), turns the batch into the
-event Lambda builds (``tests/sqs_events.py``), calls the handler code in this process and reads
+event Lambda builds (``tests/support/sqs_events.py``), calls the handler code in this process and reads
 its partial batch response. What the handler does to SQS (ChangeMessageVisibility) goes to the
 emulator. Polls are short and repeated, so a message is seen within ``POLL_INTERVAL`` (and one
 request) of becoming visible; every loop is bounded in time.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.sqs_events import event_of
+from tests.support.sqs_events import event_of
 
 ALL = ["All"]
 POLL_INTERVAL = 0.1  # seconds between two empty receives

@@ -25,7 +25,7 @@ import pytest
 from constructs_lib import backoff_batch
 from constructs_lib.backoff import ENV_BASE, Backoff
 from example.handlers import orders
-from tests.sqs_events import event_of
+from tests.support.sqs_events import event_of
 
 from .emulator import Emulator
 from .example_deployment import ORDERS, ExampleDeployment

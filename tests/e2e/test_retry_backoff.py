@@ -31,7 +31,7 @@ from aws_lambda_powertools.utilities.batch import (
 from constructs_lib.backoff import Backoff
 from constructs_lib.backoff_batch import apply_backoff, process_batch
 from example.handlers import orders
-from tests.sqs_events import event_of, made_up, queue_arn
+from tests.support.sqs_events import event_of, made_up, queue_arn
 
 from .emulator import REPO_ROOT, Emulator
 from .lambda_poller import LATE_SLACK, POLL_INTERVAL, gaps, receive_when_visible, retry_until_gone

@@ -7,7 +7,7 @@ synthesized template is applied through the emulator's own APIs instead: the key
 synthesized key policy, the queue with the synthesized queue policy, the bucket with the
 synthesized notification configuration. Then an object is put and its notification received.
 The emulator evaluates neither key policies nor queue policies: that the statements are as
-narrow as AWS documents is checked on the template (tests/constructs/test_producers.py,
+narrow as AWS documents is checked on the template (tests/constructs/producers/test_producers.py,
 tests/test_key_policy_conditions.py); here the statements are applied as written and the
 configuration is shown to deliver.
 """

@@ -10,7 +10,7 @@ import pytest
 
 from constructs_lib.backoff_batch import BatchEventError
 from example.handlers import orders, payments, rejected_orders
-from tests.sqs_events import made_up
+from tests.support.sqs_events import made_up
 
 
 def sqs_event(*bodies: object) -> dict[str, list[dict[str, str]]]:

@@ -14,9 +14,9 @@ have to depend on the consumer's, which already depends on the queue's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import jsii
 from aws_cdk import (
@@ -243,53 +243,3 @@ class _CompositeRuleLimits:
     def validate(self) -> list[str]:
         names = self.member_names()
         return [problem.describe() for problem in composite_rule_problems(names)]
-
-
-def silent_tier_problems(arguments: Mapping[str, Any]) -> list[Problem]:
-    """An alarm without actions changes state in the console and tells nobody: a tier whose
-    alarms notify nobody warns (with ``composite_alarm``, the composite carries the critical
-    actions, so its members are not silent). ``arguments``: a ``ResilientQueue(...)`` call's."""
-    alarm_actions: Sequence[cloudwatch.IAlarmAction] = arguments["alarm_actions"]
-    critical_actions = arguments["critical_actions"]
-    warning_actions = arguments["warning_actions"]
-    if not alarm_actions and critical_actions is None and warning_actions is None:
-        return [
-            Problem(
-                "alarm_actions",
-                list(alarm_actions),
-                "is empty, so the alarms notify nobody: a stuck consumer or a dead letter shows "
-                "only to someone who opens the CloudWatch console",
-                "pass alarm_actions=[cloudwatch_actions.SnsAction(topic)] (and ok_actions, to hear "
-                "when an alarm recovers)",
-                severity="warning",
-            )
-        ]
-    problems = []
-    for prop, given in (
-        ("critical_actions", critical_actions),
-        ("warning_actions", warning_actions),
-    ):
-        actions = alarm_actions if given is None else given
-        if actions:
-            continue
-        problems.append(
-            Problem(
-                prop,
-                list(actions),
-                f"is empty{' (alarm_actions, its default, is empty)' if given is None else ''}, "
-                f"so {_SILENT_TIER[prop]}",
-                f"pass {prop}=[cloudwatch_actions.SnsAction(topic)], or alarm_actions for both "
-                "tiers",
-                severity="warning",
-            )
-        )
-    return problems
-
-
-# What a tier without actions fails to do, by the parameter that gives its actions.
-_SILENT_TIER = {
-    "critical_actions": "the critical alarms (dead letters, messages about to expire, SNS "
-    "delivery failures, a consumer failing every message) page nobody",
-    "warning_actions": "the warning alarms (in flight near the limit, a consumer failing "
-    "messages) file no ticket",
-}

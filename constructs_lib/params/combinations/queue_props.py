@@ -4,16 +4,16 @@ expire before they are dead-lettered, FIFO-only props on a standard queue."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import Token
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sqs as sqs
 
 from constructs_lib import limits
 from constructs_lib.alarms.signals import signal_problems
-from constructs_lib.alarms.tiers import silent_tier_problems
 from constructs_lib.errors import Problem
 from constructs_lib.params.combinations._dead_letter_retention import (
     dead_letter_retention_and_problems,
@@ -85,7 +85,7 @@ def check_queue(arguments: Mapping[str, Any]) -> QueueGiven:
     problems += retention_problems
     problems += _message_size_problems(given, problems, dead_letter_queue)
     problems += _expiry_problems(given, problems, source_retention)
-    problems += silent_tier_problems(arguments)
+    problems += _silent_tier_problems(arguments)
     if not fifo:
         problems += [
             Problem(
@@ -174,3 +174,53 @@ def unresolved_warning(prop: str) -> tuple[str, str]:
             "queue_name is a token: its length and characters are not checked.",
         )
     return f"unresolved_{prop}", f"{prop} is a token: the rules that use it are not checked."
+
+
+def _silent_tier_problems(arguments: Mapping[str, Any]) -> list[Problem]:
+    """An alarm without actions changes state in the console and tells nobody: a tier whose
+    alarms notify nobody warns (with ``composite_alarm``, the composite carries the critical
+    actions, so its members are not silent). ``arguments``: a ``ResilientQueue(...)`` call's."""
+    alarm_actions: Sequence[cloudwatch.IAlarmAction] = arguments["alarm_actions"]
+    critical_actions = arguments["critical_actions"]
+    warning_actions = arguments["warning_actions"]
+    if not alarm_actions and critical_actions is None and warning_actions is None:
+        return [
+            Problem(
+                "alarm_actions",
+                list(alarm_actions),
+                "is empty, so the alarms notify nobody: a stuck consumer or a dead letter shows "
+                "only to someone who opens the CloudWatch console",
+                "pass alarm_actions=[cloudwatch_actions.SnsAction(topic)] (and ok_actions, to hear "
+                "when an alarm recovers)",
+                severity="warning",
+            )
+        ]
+    problems = []
+    for prop, given in (
+        ("critical_actions", critical_actions),
+        ("warning_actions", warning_actions),
+    ):
+        actions = alarm_actions if given is None else given
+        if actions:
+            continue
+        problems.append(
+            Problem(
+                prop,
+                list(actions),
+                f"is empty{' (alarm_actions, its default, is empty)' if given is None else ''}, "
+                f"so {_SILENT_TIER[prop]}",
+                f"pass {prop}=[cloudwatch_actions.SnsAction(topic)], or alarm_actions for both "
+                "tiers",
+                severity="warning",
+            )
+        )
+    return problems
+
+
+# What a tier without actions fails to do, by the parameter that gives its actions.
+_SILENT_TIER = {
+    "critical_actions": "the critical alarms (dead letters, messages about to expire, SNS "
+    "delivery failures, a consumer failing every message) page nobody",
+    "warning_actions": "the warning alarms (in flight near the limit, a consumer failing "
+    "messages) file no ticket",
+}

@@ -12,12 +12,11 @@ layer per stack serves every consumer in it.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import functools
 import hashlib
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -27,11 +26,10 @@ import jsii
 from aws_cdk import Annotations, AssetHashType, Stack
 from aws_cdk import aws_lambda as lambda_
 
-from constructs_lib import limits, policy
+from constructs_lib import limits
 from constructs_lib.backoff import Backoff, BackoffError
-from constructs_lib.errors import ParameterTypeError, Problem
-from constructs_lib.params import prop_tables
-from constructs_lib.params.table import Table
+from constructs_lib.errors import Problem
+from constructs_lib.params import backoff_fields
 from constructs_lib.queue import naming
 from constructs_lib.retry_backoff import RetryBackoff
 
@@ -82,8 +80,8 @@ def plan(
     report_batch_item_failures: bool = True,
 ) -> tuple[BackoffPlan | None, list[Problem]]:
     """The plan for ``retry`` on ``function``, or None with the problems that prevent it
-    (call after ``check_kinds``)."""
-    problems = _field_problems(retry)
+    (call after ``params.backoff_fields.check_consumer_kinds``)."""
+    problems = backoff_fields.field_problems(retry)
     if problems:
         return None, problems
     try:
@@ -164,83 +162,6 @@ def backoff_layer(stack: Stack) -> lambda_.LayerVersion:
 
 
 # --- checks -----------------------------------------------------------------------------------
-
-
-def check_kinds(
-    table: Table, path: Callable[[], str], arguments: Mapping[str, object], fifo: bool = False
-) -> None:
-    """The kinds of a consumer call's arguments and of its ``retry_backoff``'s fields
-    (``retry_backoff.base`` ...). When any is of the wrong kind, one ``ParameterTypeError``
-    lists them with every other value out of range and the batching rules, judged without
-    them: every problem of the call at once."""
-    kinds = table.kind_problems(arguments)
-    if fifo:
-        # No window of the right kind would do on a FIFO queue: say so rather than offer one.
-        kinds = [
-            dataclasses.replace(p, fix="remove it: FIFO queues take no batching window")
-            if p.prop == "max_batching_window"
-            else p
-            for p in kinds
-        ]
-    retry = arguments.get("retry_backoff")
-    field_kinds: list[Problem] = []
-    if isinstance(retry, RetryBackoff):
-        field_kinds = prop_tables.RETRY_BACKOFF.kind_problems(_fields(retry))
-    if not kinds and not field_kinds:
-        return
-    given = table.read(table.without(arguments, kinds), fifo)
-    problems = kinds + given.problems
-    if not any(p.prop in ("batch_size", "max_batching_window") for p in problems):
-        problems += policy.batching_problems(
-            fifo, given["batch_size"], given["max_batching_window"]
-        )
-    if isinstance(retry, RetryBackoff):
-        fields = _fields(retry)
-        problems += _prefixed(
-            field_kinds
-            + prop_tables.RETRY_BACKOFF.read(
-                prop_tables.RETRY_BACKOFF.without(fields, field_kinds)
-            ).problems
-        )
-    raise ParameterTypeError(path(), table.in_order(problems))
-
-
-def _fields(retry: RetryBackoff) -> dict[str, object]:
-    return {name: getattr(retry, name) for name in prop_tables.RETRY_BACKOFF.names}
-
-
-def _field_problems(retry: RetryBackoff) -> list[Problem]:
-    """The fields' values (their kinds were checked with the call's arguments)."""
-    table = prop_tables.RETRY_BACKOFF
-    fields = _fields(retry)
-    given = table.read(fields)
-    problems = list(given.problems)
-    problems += [
-        Problem(
-            name,
-            fields[name],
-            "is an unresolved token, but the schedule must be known at synth (it is checked "
-            "against the queue's retention and written into the function's environment)",
-            f"pass {name}=Duration.seconds(N)",
-        )
-        for name in given.unresolved
-    ]
-    base, cap = given["base"], given["cap"]
-    if not problems and cap < base:
-        problems.append(
-            Problem(
-                "cap",
-                fields["cap"],
-                f"is {cap} s, below base ({base} s): the longest wait cannot be shorter than "
-                "the first",
-                "raise cap or lower base",
-            )
-        )
-    return _prefixed(problems)
-
-
-def _prefixed(problems: tuple[Problem, ...] | list[Problem]) -> list[Problem]:
-    return [dataclasses.replace(p, prop=f"retry_backoff.{p.prop}") for p in problems]
 
 
 def _environment_unreachable(function: lambda_.IFunction, schedule: Backoff) -> Problem:

@@ -25,9 +25,8 @@ from aws_cdk import aws_sqs as sqs
 
 from constructs_lib import adoption
 from constructs_lib.adoption import ExistingQueues
-from constructs_lib.consumer import backoff_layer
 from constructs_lib.errors import Problem
-from constructs_lib.params import combinations, prop_tables
+from constructs_lib.params import backoff_fields, combinations, prop_tables
 from constructs_lib.params.table import Table
 from constructs_lib.retry_backoff import RetryBackoff
 
@@ -165,7 +164,7 @@ def consumer_call(
 ) -> ConsumerCall:
     """The checked call of a consumer of a queue (``fifo`` or not): a ``ParameterTypeError``
     for arguments of the wrong kind, else every value read as ``table`` reads it."""
-    backoff_layer.check_kinds(table, path, arguments, fifo)
+    backoff_fields.check_consumer_kinds(table, path, arguments, fifo)
     given = table.read(arguments, fifo)
     return ConsumerCall(
         function=arguments["function"],

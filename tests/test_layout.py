@@ -309,3 +309,26 @@ def test_no_class_or_type_is_defined_twice() -> None:
         for defined in defined_names(path):
             where.setdefault(defined, []).append(name)
     assert {n: places for n, places in where.items() if len(places) > 1} == {}
+
+
+CONSTRUCT_SIDE = sorted(
+    n
+    for n in MODULES
+    if not is_audit(n)
+    and n != "constructs_lib.params"
+    and not n.startswith("constructs_lib.params.")
+)
+
+
+@pytest.mark.parametrize("name", CONSTRUCT_SIDE)
+def test_only_the_parameter_tables_take_a_call_s_arguments(name: str) -> None:
+    # A call's arguments are judged in params/ and leave it as one typed settings object
+    # (params/settings.py): a function elsewhere taking `arguments` would read them by string
+    # key again, where mypy checks nothing.
+    takers = [
+        node.name
+        for node in ast.walk(parse(MODULES[name]))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(a.arg == "arguments" for a in [*node.args.args, *node.args.kwonlyargs])
+    ]
+    assert takers == []

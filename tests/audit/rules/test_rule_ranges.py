@@ -69,3 +69,14 @@ def test_the_cli_help_names_the_catalog() -> None:
     )
     assert f"({lowered()}) report as info" in helps["profile"]
     assert {r for text in texts for r in RANGE.findall(text)} <= catalog_ranges()
+
+
+def test_the_plugin_s_profile_parameter_names_the_lowered_rules() -> None:
+    # The parameter tables import nothing from the audit (tests/test_layout.py), so the plugin's
+    # table writes the rules out; this holds it to the profiles, as the docstring is held.
+    from constructs_lib.params.prop_tables import CHECKS
+
+    (profile,) = [param for param in CHECKS.params if param.name == "profile"]
+    departures = profiles.departures(profiles.RECOMMENDED)
+    written = f"{', '.join(departures[:-1])} and {departures[-1]} as info"
+    assert written in profile.rule

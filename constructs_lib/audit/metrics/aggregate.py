@@ -9,6 +9,8 @@ data points, whatever their period).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -16,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from constructs_lib.audit.metrics import stream
-from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, StreamLimits
+from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, Decoded, StreamLimits
 from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
 
@@ -56,6 +58,11 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 # Running figures are merged again once they hold this many rows: a few times the series of a
 # large fleet, so merging is rare and memory stays a small multiple of the series.
 _COMPACT_ROWS: Final = 2_000_000
+# The template audit's default (``--workers``): one worker, the audit's own process.
+DEFAULT_WORKERS: Final = 1
+# Objects read ahead of the fold per worker: enough that a worker never waits for the fold,
+# few enough that the objects in flight stay a small multiple of one object's points.
+_READ_AHEAD_PER_WORKER: Final = 2
 
 
 def _partial(points: pa.Table) -> pa.Table:
@@ -165,11 +172,32 @@ class _Fold:
         return _rows(_merge(self.partials)) if self.partials else ([], [])
 
 
+def _decoded_in_order(
+    ordered: list[stream.StreamObject], limits: StreamLimits, workers: int
+) -> Iterator[Decoded]:
+    """Each object's data points, in ``ordered``'s order, read by ``workers`` threads (the
+    decompression, DuckDB and pyarrow release the GIL) a bounded number of objects ahead."""
+    if workers <= 1:
+        for item in ordered:
+            yield stream.read_points(item.location, item.size, limits)
+        return
+    ahead = workers * _READ_AHEAD_PER_WORKER
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: list[Future[Decoded]] = []
+        for item in ordered:
+            pending.append(pool.submit(stream.read_points, item.location, item.size, limits))
+            if len(pending) > ahead:
+                yield pending.pop(0).result()
+        for future in pending:
+            yield future.result()
+
+
 def _fold_objects(
     ordered: list[stream.StreamObject],
     window_days: int,
     limits: StreamLimits,
     end: int | None = None,
+    workers: int = DEFAULT_WORKERS,
 ) -> tuple[_Fold, list[tuple[str, str]], int]:
     """(the figures, the problems, the data points read) of objects in newest-first order. The
     end settles once the next object was delivered a day of slack before the newest data point
@@ -177,7 +205,7 @@ def _fold_objects(
     fold = _Fold(window_days, end)
     problems: list[tuple[str, str]] = []
     data_points = 0
-    for item in ordered:
+    for item, decoded in zip(ordered, _decoded_in_order(ordered, limits, workers), strict=True):
         newest = fold.newest
         if (
             item.hour is not None
@@ -185,7 +213,6 @@ def _fold_objects(
             and item.hour + HOUR_MS + stream.PARTITION_SLACK_MS <= newest
         ):
             fold.settle()
-        decoded = stream.read_points(item.location, item.size, limits)
         data_points += decoded.data_points
         fold.add(decoded.points)
         if decoded.problem:
@@ -198,20 +225,24 @@ def read_and_aggregate(
     location: str,
     window_days: int = DEFAULT_WINDOW_DAYS,
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
+    workers: int = DEFAULT_WORKERS,
 ) -> MetricsInput:
     """The ``--metrics`` input of the local engine: list, read each object the window needs in
     this process, aggregate. Objects are read newest delivery hour first (those without one
     before all), and folded into running figures once the window's end is known, so memory
     follows the series and a day of data points, not the whole window. MetricsInputError when
-    the location cannot be listed."""
+    the location cannot be listed. ``workers`` threads read objects ahead of the fold; the
+    figures do not depend on it."""
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
     ordered = sorted(to_read, key=lambda o: -1 if o.hour is None else -o.hour)
-    fold, problems, data_points = _fold_objects(ordered, window_days, limits)
+    fold, problems, data_points = _fold_objects(ordered, window_days, limits, None, workers)
     if fold.newest != fold.end:
         # An object delivered a day or more before a data point it holds (a prefix in another
         # time zone): read everything again with the true end.
-        fold, problems, data_points = _fold_objects(ordered, window_days, limits, fold.newest)
+        fold, problems, data_points = _fold_objects(
+            ordered, window_days, limits, fold.newest, workers
+        )
     start, end = window(fold.newest, window_days)
     series, coverage = fold.figures()
     return MetricsInput(

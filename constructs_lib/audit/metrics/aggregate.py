@@ -9,15 +9,16 @@ data points, whatever their period).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from constructs_lib.audit.metrics import stream
+from constructs_lib.audit.metrics import grouping, stream
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, Decoded, StreamLimits
 from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
@@ -58,8 +59,14 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 # Running figures are merged again once they hold this many rows: a few times the series of a
 # large fleet, so merging is rare and memory stays a small multiple of the series.
 _COMPACT_ROWS: Final = 2_000_000
-# The template audit's default (``--workers``): one worker, the audit's own process.
-DEFAULT_WORKERS: Final = 1
+
+
+def default_workers() -> int:
+    """One reading thread per core: the template audit's default for ``--workers``
+    (``cli_options.default_workers``)."""
+    return os.cpu_count() or 1
+
+
 # Objects read ahead of the fold per worker: enough that a worker never waits for the fold,
 # few enough that the objects in flight stay a small multiple of one object's points.
 _READ_AHEAD_PER_WORKER: Final = 2
@@ -67,62 +74,57 @@ _READ_AHEAD_PER_WORKER: Final = 2
 
 def _partial(points: pa.Table) -> pa.Table:
     """Data points -> figures per series and dimension set (coverage-only rows included)."""
-    return points.group_by(list(PARTIAL_KEYS)).aggregate(
+    return grouping.group(
+        points,
+        PARTIAL_KEYS,
         [
             ("maximum", "max"),
             ("total", "sum"),
             ("samples", "sum"),
             ("timestamp", "min"),
             ("timestamp", "max"),
-        ]
+        ],
     )
 
 
 def _merge(partials: list[pa.Table]) -> pa.Table:
     """Figures of parts of the data -> figures of the whole (max, sums, min, max again)."""
-    merged = (
-        pa.concat_tables(partials)
-        .group_by(list(PARTIAL_KEYS))
-        .aggregate(
-            [
-                ("maximum_max", "max"),
-                ("total_sum", "sum"),
-                ("samples_sum", "sum"),
-                ("timestamp_min", "min"),
-                ("timestamp_max", "max"),
-            ]
-        )
+    merged = grouping.group(
+        pa.concat_tables(partials),
+        PARTIAL_KEYS,
+        [
+            ("maximum_max", "max"),
+            ("total_sum", "sum"),
+            ("samples_sum", "sum"),
+            ("timestamp_min", "min"),
+            ("timestamp_max", "max"),
+        ],
     )
     return merged.rename_columns(
         [*PARTIAL_KEYS, "maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max"]
     )
 
 
+def _columns(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
+    """Columns as Python lists: a column at a time, several times faster than row dicts."""
+    return [table.column(name).to_pylist() for name in names]
+
+
 def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
-    series_rows = [
-        SeriesRow(
-            r["account"],
-            r["region"],
-            r["namespace"],
-            r["metric"],
-            r["name"],
-            r["maximum_max"],
-            r["total_sum"],
-            r["samples_sum"],
-            r["timestamp_min"],
-            r["timestamp_max"],
-        )
-        for r in named.to_pylist()
-    ]
+    figures = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
+    ordered = named.sort_by([(k, "ascending") for k in SERIES_KEYS])
+    series_rows = list(
+        map(SeriesRow._make, zip(*_columns(ordered, (*SERIES_KEYS, *figures)), strict=True))
+    )
     sqs = partial.filter(pc.equal(partial.column("namespace"), SQS))
     coverage = sqs.group_by(list(COVERAGE_KEYS)).aggregate(
         [("timestamp_min", "min"), ("timestamp_max", "max")]
     )
-    coverage_rows = [
-        CoverageRow(r["account"], r["region"], r["timestamp_min_min"], r["timestamp_max_max"])
-        for r in coverage.to_pylist()
-    ]
+    spans = ("timestamp_min_min", "timestamp_max_max")
+    coverage_rows = list(
+        map(CoverageRow._make, zip(*_columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True))
+    )
     return sorted(series_rows), sorted(coverage_rows)
 
 
@@ -197,7 +199,7 @@ def _fold_objects(
     window_days: int,
     limits: StreamLimits,
     end: int | None = None,
-    workers: int = DEFAULT_WORKERS,
+    workers: int = 1,
 ) -> tuple[_Fold, list[tuple[str, str]], int]:
     """(the figures, the problems, the data points read) of objects in newest-first order. The
     end settles once the next object was delivered a day of slack before the newest data point
@@ -225,14 +227,15 @@ def read_and_aggregate(
     location: str,
     window_days: int = DEFAULT_WINDOW_DAYS,
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
-    workers: int = DEFAULT_WORKERS,
+    workers: int | None = None,
 ) -> MetricsInput:
     """The ``--metrics`` input of the local engine: list, read each object the window needs in
     this process, aggregate. Objects are read newest delivery hour first (those without one
     before all), and folded into running figures once the window's end is known, so memory
     follows the series and a day of data points, not the whole window. MetricsInputError when
-    the location cannot be listed. ``workers`` threads read objects ahead of the fold; the
-    figures do not depend on it."""
+    the location cannot be listed. ``workers`` threads (default: one per core) read objects
+    ahead of the fold; the figures do not depend on it."""
+    workers = default_workers() if workers is None else workers
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
     ordered = sorted(to_read, key=lambda o: -1 if o.hour is None else -o.hour)

@@ -83,7 +83,7 @@ def available() -> bool:
     return True
 
 
-def _connection() -> Any:
+def connection() -> Any:
     """One DuckDB connection per thread, one DuckDB thread each: the caller's workers are the
     parallelism, so two workers are two cores, as they are for the line path."""
     connection = getattr(_local, "connection", None)
@@ -154,7 +154,7 @@ def _read(query: str) -> pa.Table | None:
     import duckdb
 
     try:
-        result = _connection().sql(query).arrow()
+        result = connection().sql(query).arrow()
         table: pa.Table = result.read_all() if hasattr(result, "read_all") else result
     except duckdb.Error:
         return None

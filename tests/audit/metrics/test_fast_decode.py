@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.audit.metrics import aggregate, decode, fast_json, stream
+from constructs_lib.audit.metrics import aggregate, columnar, decode, fast_json, stream
 from tests.audit.metrics.test_metrics_input import (
     HOUR,
     START,
@@ -190,8 +190,15 @@ def test_an_object_outside_the_window_is_not_read(
         read.append(location)
         return original(location, *args)
 
+    original_scan = columnar.survey
+
+    def scanning(direct: list[stream.StreamObject], workers: int) -> Any:
+        read.extend(o.location for o in direct)
+        return original_scan(direct, workers)
+
     monkeypatch.setattr(stream, "read_points", recording)
+    monkeypatch.setattr(columnar, "survey", scanning)
     result = aggregate.read_and_aggregate(str(tmp_path), 1, LIMITS, 2)
     assert result.objects_skipped > 0
     assert str(written[0]) not in read and str(written[-1]) in read
-    assert len(read) == result.objects_read
+    assert len(read) == len(set(read)) == result.objects_read

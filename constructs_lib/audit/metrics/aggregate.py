@@ -171,6 +171,8 @@ class _Fold:
 
     def figures(self) -> tuple[list[SeriesRow], list[CoverageRow]]:
         self.settle()
+        if len(self.partials) == 1:
+            return _rows(self.partials[0])  # one part: its figures are the whole's
         return _rows(_merge(self.partials)) if self.partials else ([], [])
 
 

@@ -7,16 +7,21 @@ of the rows is not part of the result."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import pyarrow as pa
 
 from constructs_lib.audit.metrics import fast_json
 
+# Below this many rows pyarrow's group-by is faster: a DuckDB query costs milliseconds whatever
+# its size (measured: 280 rows, 5 ms against pyarrow's 2; 70,000 rows, 0.1 s against 0.14).
+MIN_ROWS: Final = 50_000
+
 
 def group(table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str]]) -> pa.Table:
     """``table`` grouped by ``keys`` with ``figures`` ((column, function) with function one of
     ``min``, ``max``, ``sum``)."""
-    if not fast_json.available():
+    if table.num_rows < MIN_ROWS or not fast_json.available():
         return table.group_by(list(keys)).aggregate(list(figures))
     selected = ", ".join(
         [*(f'"{k}"' for k in keys), *(f'{f}("{c}") AS "{c}_{f}"' for c, f in figures)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.audit.metrics import aggregate, columnar, decode, fast_json, stream
+from constructs_lib.audit.metrics import aggregate, columnar, decode, fast_json, grouping, stream
 from tests.audit.metrics.test_metrics_input import (
     HOUR,
     START,
@@ -25,6 +26,18 @@ from tests.audit.metrics.test_metrics_input import (
 )
 
 LIMITS = decode.DEFAULT_STREAM_LIMITS
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _duckdb_for_every_size() -> Iterator[None]:
+    """The corpora here are small: DuckDB decodes and groups them all the same, so both paths
+    are compared on every object (module-scoped: Hypothesis runs each test many times)."""
+    sizes = fast_json.MIN_BYTES, grouping.MIN_ROWS
+    fast_json.MIN_BYTES = grouping.MIN_ROWS = 0  # type: ignore[misc]
+    yield
+    fast_json.MIN_BYTES, grouping.MIN_ROWS = sizes  # type: ignore[misc]
+
+
 GOOD = [_point("1", "r", "AWS/SQS", "m", {"QueueName": f"q{i}"}, START + i) for i in range(5)]
 
 
@@ -46,6 +59,7 @@ def _same(fast: decode.Decoded, slow: decode.Decoded) -> None:
 def test_good_lines_take_the_fast_path_and_give_the_line_paths_points() -> None:
     points = _corpus_points(days=1)
     data = _lines(points)
+    assert len(data) < 2**20
     assert fast_json.json_points(data, 2**16, 2**20, dict(decode.SERIES_DIMENSION), decode.SQS)
     _same(*_both(data))
     assert decode._json_points(data, LIMITS).data_points == len(points)

@@ -9,14 +9,17 @@ data points, whatever their period).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from constructs_lib.audit.metrics import stream
-from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, StreamLimits
+from constructs_lib.audit.metrics import columnar, grouping, stream
+from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, Decoded, StreamLimits
 from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
 
@@ -58,64 +61,70 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 _COMPACT_ROWS: Final = 2_000_000
 
 
+def default_workers() -> int:
+    """One reading thread per core: the template audit's default for ``--workers``
+    (``cli_options.default_workers``)."""
+    return os.cpu_count() or 1
+
+
+# Objects read ahead of the fold per worker: enough that a worker never waits for the fold,
+# few enough that the objects in flight stay a small multiple of one object's points.
+_READ_AHEAD_PER_WORKER: Final = 2
+
+
 def _partial(points: pa.Table) -> pa.Table:
     """Data points -> figures per series and dimension set (coverage-only rows included)."""
-    return points.group_by(list(PARTIAL_KEYS)).aggregate(
+    return grouping.group(
+        points,
+        PARTIAL_KEYS,
         [
             ("maximum", "max"),
             ("total", "sum"),
             ("samples", "sum"),
             ("timestamp", "min"),
             ("timestamp", "max"),
-        ]
+        ],
     )
 
 
 def _merge(partials: list[pa.Table]) -> pa.Table:
     """Figures of parts of the data -> figures of the whole (max, sums, min, max again)."""
-    merged = (
-        pa.concat_tables(partials)
-        .group_by(list(PARTIAL_KEYS))
-        .aggregate(
-            [
-                ("maximum_max", "max"),
-                ("total_sum", "sum"),
-                ("samples_sum", "sum"),
-                ("timestamp_min", "min"),
-                ("timestamp_max", "max"),
-            ]
-        )
+    merged = grouping.group(
+        pa.concat_tables(partials),
+        PARTIAL_KEYS,
+        [
+            ("maximum_max", "max"),
+            ("total_sum", "sum"),
+            ("samples_sum", "sum"),
+            ("timestamp_min", "min"),
+            ("timestamp_max", "max"),
+        ],
     )
     return merged.rename_columns(
         [*PARTIAL_KEYS, "maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max"]
     )
 
 
+def _columns(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
+    """Columns as Python lists: a column at a time, several times faster than row dicts."""
+    return [table.column(name).to_pylist() for name in names]
+
+
 def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
-    series_rows = [
-        SeriesRow(
-            r["account"],
-            r["region"],
-            r["namespace"],
-            r["metric"],
-            r["name"],
-            r["maximum_max"],
-            r["total_sum"],
-            r["samples_sum"],
-            r["timestamp_min"],
-            r["timestamp_max"],
-        )
-        for r in named.to_pylist()
-    ]
+    figures = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
+    ordered = named.sort_by([(k, "ascending") for k in SERIES_KEYS])
+    series_rows = list(
+        map(SeriesRow._make, zip(*_columns(ordered, (*SERIES_KEYS, *figures)), strict=True))
+    )
     sqs = partial.filter(pc.equal(partial.column("namespace"), SQS))
     coverage = sqs.group_by(list(COVERAGE_KEYS)).aggregate(
         [("timestamp_min", "min"), ("timestamp_max", "max")]
     )
-    coverage_rows = [
-        CoverageRow(r["account"], r["region"], r["timestamp_min_min"], r["timestamp_max_max"])
-        for r in coverage.to_pylist()
-    ]
+    spans = ("timestamp_min_min", "timestamp_max_max")
+    coverage_rows = list(
+        map(CoverageRow._make, zip(*_columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True))
+    )
     return sorted(series_rows), sorted(coverage_rows)
 
 
@@ -162,7 +171,29 @@ class _Fold:
 
     def figures(self) -> tuple[list[SeriesRow], list[CoverageRow]]:
         self.settle()
+        if len(self.partials) == 1:
+            return _rows(self.partials[0])  # one part: its figures are the whole's
         return _rows(_merge(self.partials)) if self.partials else ([], [])
+
+
+def _decoded_in_order(
+    ordered: list[stream.StreamObject], limits: StreamLimits, workers: int
+) -> Iterator[Decoded]:
+    """Each object's data points, in ``ordered``'s order, read by ``workers`` threads (the
+    decompression, DuckDB and pyarrow release the GIL) a bounded number of objects ahead."""
+    if workers <= 1:
+        for item in ordered:
+            yield stream.read_points(item.location, item.size, limits)
+        return
+    ahead = workers * _READ_AHEAD_PER_WORKER
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: list[Future[Decoded]] = []
+        for item in ordered:
+            pending.append(pool.submit(stream.read_points, item.location, item.size, limits))
+            if len(pending) > ahead:
+                yield pending.pop(0).result()
+        for future in pending:
+            yield future.result()
 
 
 def _fold_objects(
@@ -170,14 +201,17 @@ def _fold_objects(
     window_days: int,
     limits: StreamLimits,
     end: int | None = None,
+    workers: int = 1,
+    seen: int | None = None,
 ) -> tuple[_Fold, list[tuple[str, str]], int]:
     """(the figures, the problems, the data points read) of objects in newest-first order. The
     end settles once the next object was delivered a day of slack before the newest data point
     read so far: no object delivered that early holds a newer one (``stream``)."""
     fold = _Fold(window_days, end)
+    fold.newest = seen  # the newest data point of objects read another way
     problems: list[tuple[str, str]] = []
     data_points = 0
-    for item in ordered:
+    for item, decoded in zip(ordered, _decoded_in_order(ordered, limits, workers), strict=True):
         newest = fold.newest
         if (
             item.hour is not None
@@ -185,7 +219,6 @@ def _fold_objects(
             and item.hour + HOUR_MS + stream.PARTITION_SLACK_MS <= newest
         ):
             fold.settle()
-        decoded = stream.read_points(item.location, item.size, limits)
         data_points += decoded.data_points
         fold.add(decoded.points)
         if decoded.problem:
@@ -194,25 +227,68 @@ def _fold_objects(
     return fold, problems, data_points
 
 
+Read = tuple[int | None, _Fold, list[tuple[str, str]], int]
+
+
+def _read_objects(
+    ordered: list[stream.StreamObject],
+    window_days: int,
+    limits: StreamLimits,
+    workers: int,
+    direct: list[stream.StreamObject] | None = None,
+) -> Read | None:
+    """(the newest data point, the figures, the problems, the data points read) of the objects:
+    ``direct`` ones in one DuckDB scan (``columnar``), the others one at a time. None when
+    DuckDB could not read the direct ones: the caller reads them one at a time instead."""
+    direct = direct or []
+    chosen = {o.location for o in direct}
+    rest = [o for o in ordered if o.location not in chosen]
+    found = columnar.survey(direct, workers) if direct else None
+    if direct and found is None:
+        return None
+    seen = found.newest if found is not None else None
+    fold, problems, data_points = _fold_objects(rest, window_days, limits, None, workers, seen)
+    newest = fold.newest
+    if newest != fold.end:
+        # An object delivered a day or more before a data point it holds (a prefix in another
+        # time zone): read again with the true end.
+        fold, problems, data_points = _fold_objects(rest, window_days, limits, newest, workers)
+    fold.settle()
+    if found is not None:
+        figures = columnar.partial(direct, window(newest, window_days)[0], workers)
+        if figures is None:
+            return None
+        if figures.num_rows:
+            fold.partials.append(figures)
+        problems += found.problems.items()
+        data_points += sum(found.data_points.values())
+    return newest, fold, problems, data_points
+
+
 def read_and_aggregate(
     location: str,
     window_days: int = DEFAULT_WINDOW_DAYS,
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
+    workers: int | None = None,
 ) -> MetricsInput:
     """The ``--metrics`` input of the local engine: list, read each object the window needs in
     this process, aggregate. Objects are read newest delivery hour first (those without one
     before all), and folded into running figures once the window's end is known, so memory
-    follows the series and a day of data points, not the whole window. MetricsInputError when
-    the location cannot be listed."""
+    follows the series and a day of data points, not the whole window; local Parquet objects
+    are read by DuckDB in one streaming scan instead. MetricsInputError when the location
+    cannot be listed. ``workers`` threads (default: one per core) read objects ahead of the
+    fold, and DuckDB's threads; the figures do not depend on them."""
+    workers = default_workers() if workers is None else workers
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
     ordered = sorted(to_read, key=lambda o: -1 if o.hour is None else -o.hour)
-    fold, problems, data_points = _fold_objects(ordered, window_days, limits)
-    if fold.newest != fold.end:
-        # An object delivered a day or more before a data point it holds (a prefix in another
-        # time zone): read everything again with the true end.
-        fold, problems, data_points = _fold_objects(ordered, window_days, limits, fold.newest)
-    start, end = window(fold.newest, window_days)
+    direct, _ = columnar.split(ordered, limits.max_object_bytes, limits.max_object_points)
+    read = _read_objects(ordered, window_days, limits, workers, direct)
+    if read is None:
+        read = _read_objects(ordered, window_days, limits, workers)
+    assert read is not None  # without direct objects DuckDB reads nothing
+    newest, fold, problems, data_points = read
+    start, end = window(newest, window_days)
     series, coverage = fold.figures()
     return MetricsInput(
         location=location,

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from constructs_lib.audit.metrics import fast_json
 from constructs_lib.audit.safety import size_text
 
 SQS: Final = "AWS/SQS"
@@ -143,6 +144,18 @@ def _gunzip(data: bytes, limits: StreamLimits) -> bytes:
 
 
 def _json_points(data: bytes, limits: StreamLimits) -> Decoded:
+    """JSON lines -> data points: vectorized when every line is a data point (``fast_json``),
+    line by line otherwise, which names the first bad line."""
+    fast = fast_json.json_points(
+        data, limits.max_line_bytes, limits.max_object_points, dict(SERIES_DIMENSION), SQS
+    )
+    if fast is not None:
+        table, lines = fast
+        return Decoded(table.select(POINT_SCHEMA.names).cast(POINT_SCHEMA), lines)
+    return _json_lines(data, limits)
+
+
+def _json_lines(data: bytes, limits: StreamLimits) -> Decoded:
     columns: tuple[list[Any], ...] = tuple([] for _ in POINT_SCHEMA.names)
     data_points = malformed = 0
     first: str | None = None
@@ -191,7 +204,14 @@ def _number(values: dict[str, Any], field: str) -> float:
     value = values.get(field)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _NotMetricStreamData(f"no number 'value.{field}'")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer past the largest double
+        raise _NotMetricStreamData(f"no number 'value.{field}'") from None
+
+
+# The range of the ``timestamp`` column (int64): an integer outside it is not epoch milliseconds.
+_INT64: Final = -(2**63)
 
 
 def _point(record: Any) -> tuple[Any, ...] | None:
@@ -206,7 +226,11 @@ def _point(record: Any) -> tuple[Any, ...] | None:
         record.get("dimensions"),
         record.get("value"),
     )
-    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+    if (
+        isinstance(timestamp, bool)
+        or not isinstance(timestamp, int)
+        or not _INT64 <= timestamp < -_INT64
+    ):
         raise _NotMetricStreamData("no integer 'timestamp' (epoch milliseconds)")
     if not isinstance(dimensions, dict) or not all(isinstance(v, str) for v in dimensions.values()):
         raise _NotMetricStreamData("no 'dimensions' object of text values")

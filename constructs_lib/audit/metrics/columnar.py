@@ -1,0 +1,156 @@
+"""Local Parquet objects read by DuckDB in one scan: the local engine's fast path for Parquet.
+
+Per object (``decode._parquet_points``) the audit pays pyarrow's compute and group-by once per
+object; DuckDB reads every file of the run in one query on ``workers`` threads. Only objects it
+judges exactly as the per-object path does are given to it: a regular local file within the
+size cap, whose first bytes are Parquet's magic, whose footer reads, with the row count within
+the cap and the column types Firehose writes (text, a map of text, int64, a struct of doubles).
+Anything else, and every object of a query DuckDB fails on, takes the per-object path, which
+names the object's problem. Per object, a row with a required field null is counted and named
+as the per-object path names it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from constructs_lib.audit.metrics import fast_json
+from constructs_lib.audit.metrics.stream import StreamObject
+
+_MAGIC: Final = b"PAR1"
+# Characters DuckDB expands as a glob in a file name: such a path is read one object at a time.
+_GLOB: Final = frozenset("*?[{")
+_TEXT: Final = ("account_id", "region", "namespace", "metric_name")
+MALFORMED_ROWS: Final = "{:,} rows are not metric stream data points (a required field is null)"
+
+_ROWS: Final = """
+    SELECT filename, account_id AS account, region, namespace, metric_name AS metric,
+        value.max AS maximum, value.sum AS total, value.count AS samples, timestamp,
+        coalesce(account_id IS NOT NULL AND region IS NOT NULL AND namespace IS NOT NULL
+            AND metric_name IS NOT NULL AND dimensions IS NOT NULL AND timestamp IS NOT NULL
+            AND value.max IS NOT NULL AND value.sum IS NOT NULL AND value.count IS NOT NULL,
+            false) AS valid,
+        coalesce(cardinality(dimensions) = 1 AND (
+            (namespace = 'AWS/SQS' AND map_keys(dimensions)[1] = 'QueueName')
+            OR (namespace = 'AWS/Lambda' AND map_keys(dimensions)[1] = 'FunctionName')),
+            false) AS named,
+        CASE WHEN named THEN map_keys(dimensions)[1] ELSE '' END AS dimension_name,
+        CASE WHEN named THEN map_values(dimensions)[1] ELSE '' END AS name,
+        coalesce(named OR namespace = 'AWS/SQS', false) AS keep
+    FROM read_parquet($files, filename = true)
+"""
+_SURVEY: Final = f"""
+SELECT filename, count(*) AS rows, count(*) FILTER (WHERE NOT valid) AS malformed,
+    max(timestamp) FILTER (WHERE valid AND keep) AS newest
+FROM ({_ROWS}) GROUP BY filename
+"""
+_PARTIAL: Final = f"""
+SELECT account, region, namespace, metric, dimension_name, name,
+    max(maximum) AS maximum_max, sum(total) AS total_sum, sum(samples) AS samples_sum,
+    min(timestamp) AS timestamp_min, max(timestamp) AS timestamp_max
+FROM ({_ROWS}) WHERE valid AND keep AND timestamp > $start GROUP BY ALL
+"""
+
+
+@dataclass(frozen=True)
+class ParquetScan:
+    """What one scan of the Parquet objects found: per object, its data points and its problem
+    (None when every row was a data point), and the newest data point the audit keeps."""
+
+    data_points: dict[str, int]
+    problems: dict[str, str]
+    newest: int | None
+
+
+def _exact_types(schema: pa.Schema) -> bool:
+    """The columns the audit reads, with the types Firehose's conversion writes."""
+    if not {*_TEXT, "dimensions", "timestamp", "value"} <= set(schema.names):
+        return False
+    value = schema.field("value").type
+    if not pa.types.is_struct(value):
+        return False
+    fields = {value.field(i).name: value.field(i).type for i in range(value.num_fields)}
+    return (
+        all(schema.field(n).type == pa.string() for n in _TEXT)
+        and schema.field("dimensions").type == pa.map_(pa.string(), pa.string())
+        and schema.field("timestamp").type == pa.int64()
+        and all(fields.get(f) == pa.float64() for f in ("max", "sum", "count"))
+    )
+
+
+def _eligible(item: StreamObject, max_bytes: int, max_rows: int) -> bool:
+    path = item.location
+    if "://" in path or _GLOB & set(path) or item.size > max_bytes:
+        return False
+    try:
+        status = os.stat(path)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > max_bytes:
+            return False
+        with open(path, "rb") as source:
+            if source.read(len(_MAGIC)) != _MAGIC:
+                return False
+        metadata = pq.read_metadata(path)
+        return metadata.num_rows <= max_rows and _exact_types(metadata.schema.to_arrow_schema())
+    except (OSError, pa.ArrowException):
+        return False
+
+
+def split(
+    ordered: list[StreamObject], max_bytes: int, max_rows: int
+) -> tuple[list[StreamObject], list[StreamObject]]:
+    """(objects DuckDB reads in one scan, objects read one at a time), each in ``ordered``'s
+    order. Nothing goes to DuckDB without it installed."""
+    if not fast_json.available():
+        return [], list(ordered)
+    direct = [o for o in ordered if _eligible(o, max_bytes, max_rows)]
+    chosen = {o.location for o in direct}
+    return direct, [o for o in ordered if o.location not in chosen]
+
+
+def _connection(workers: int) -> Any:
+    import duckdb
+
+    return duckdb.connect(config={"threads": max(1, workers)})
+
+
+def survey(direct: list[StreamObject], workers: int) -> ParquetScan | None:
+    """One scan of the objects: None when DuckDB could not read them all."""
+    import duckdb
+
+    files = [o.location for o in direct]
+    try:
+        rows = _connection(workers).sql(_SURVEY, params={"files": files}).fetchall()
+    except duckdb.Error:
+        return None
+    points = dict.fromkeys(files, 0)
+    problems: dict[str, str] = {}
+    newest: int | None = None
+    for name, count, malformed, top in rows:
+        points[name] = count - malformed
+        if malformed:
+            problems[name] = MALFORMED_ROWS.format(malformed)
+        if top is not None:
+            newest = top if newest is None else max(newest, top)
+    return ParquetScan(points, problems, newest)
+
+
+def partial(direct: list[StreamObject], start: int | None, workers: int) -> pa.Table | None:
+    """The figures per series and dimension set of the objects' points after ``start``, as
+    ``aggregate._partial`` gives them; None when DuckDB could not read the objects."""
+    import duckdb
+
+    bound = -(2**63) if start is None else start
+    try:
+        files = [o.location for o in direct]
+        connection = _connection(workers)
+        query = connection.sql(_PARTIAL, params={"files": files, "start": bound})
+        table: pa.Table = query.to_arrow_table()
+    except duckdb.Error:
+        return None
+    return table

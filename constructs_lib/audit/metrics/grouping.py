@@ -1,0 +1,46 @@
+"""Group-by over Arrow tables for the local engine's fold: DuckDB when it is installed (several
+times faster than pyarrow's on the fleet's hundreds of thousands of series, in a measurement
+on the bench corpus: ``bench/metrics_bench.py``), pyarrow's otherwise, with the same result:
+one row per distinct key, the keys first, then ``{column}_{function}`` per aggregate. The order
+of the rows is not part of the result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import pyarrow as pa
+
+from constructs_lib.audit.metrics import fast_json
+
+# Below this many rows pyarrow's group-by is faster: a DuckDB query costs milliseconds whatever
+# its size (measured: 280 rows, 5 ms against pyarrow's 2; 70,000 rows, 0.1 s against 0.14).
+MIN_ROWS: Final = 50_000
+
+
+def group(table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str]]) -> pa.Table:
+    """``table`` grouped by ``keys`` with ``figures`` ((column, function) with function one of
+    ``min``, ``max``, ``sum``)."""
+    if table.num_rows < MIN_ROWS or not fast_json.available():
+        return table.group_by(list(keys)).aggregate(list(figures))
+    selected = ", ".join(
+        [*(f'"{k}"' for k in keys), *(f'{f}("{c}") AS "{c}_{f}"' for c, f in figures)]
+    )
+    key_list = ", ".join(f'"{k}"' for k in keys)
+    # DuckDB reads the Arrow table in place, by the name the query gives it.
+    query = f"SELECT {selected} FROM grouped_points GROUP BY {key_list}"
+    connection = fast_json.connection()
+    connection.register("grouped_points", table)
+    try:
+        result = connection.sql(query).arrow()
+        grouped: pa.Table = result.read_all() if hasattr(result, "read_all") else result
+    finally:
+        connection.unregister("grouped_points")
+    return grouped.cast(
+        pa.schema(
+            [
+                *(table.schema.field(k) for k in keys),
+                *(pa.field(f"{c}_{f}", table.schema.field(c).type) for c, f in figures),
+            ]
+        )
+    )

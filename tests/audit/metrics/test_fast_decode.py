@@ -1,0 +1,218 @@
+"""The vectorized JSON decode gives what the line-by-line decode gives, or leaves the object to
+it; the bounds hold on both; the local engine's workers change nothing in the figures."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constructs_lib.audit.metrics import aggregate, columnar, decode, fast_json, grouping, stream
+from tests.audit.metrics.test_metrics_input import (
+    HOUR,
+    START,
+    _corpus_points,
+    _lines,
+    _parquet,
+    _point,
+    expected,
+    write_stream,
+)
+
+LIMITS = decode.DEFAULT_STREAM_LIMITS
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _duckdb_for_every_size() -> Iterator[None]:
+    """The corpora here are small: DuckDB decodes and groups them all the same, so both paths
+    are compared on every object (module-scoped: Hypothesis runs each test many times)."""
+    sizes = fast_json.MIN_BYTES, grouping.MIN_ROWS
+    fast_json.MIN_BYTES = grouping.MIN_ROWS = 0  # type: ignore[misc]
+    yield
+    fast_json.MIN_BYTES, grouping.MIN_ROWS = sizes  # type: ignore[misc]
+
+
+GOOD = [_point("1", "r", "AWS/SQS", "m", {"QueueName": f"q{i}"}, START + i) for i in range(5)]
+
+
+def _both(data: bytes, limits: decode.StreamLimits = LIMITS) -> tuple[Any, Any]:
+    return decode._json_points(data, limits), decode._json_lines(data, limits)
+
+
+def _same(fast: decode.Decoded, slow: decode.Decoded) -> None:
+    assert fast.points.schema == slow.points.schema
+    # repr: a NaN read by both paths is the same NaN.
+    assert repr(fast.points.to_pylist()) == repr(slow.points.to_pylist())
+    assert (fast.data_points, fast.malformed, fast.problem) == (
+        slow.data_points,
+        slow.malformed,
+        slow.problem,
+    )
+
+
+def test_good_lines_take_the_fast_path_and_give_the_line_paths_points() -> None:
+    points = _corpus_points(days=1)
+    data = _lines(points)
+    assert len(data) < 2**20
+    assert fast_json.json_points(data, 2**16, 2**20, dict(decode.SERIES_DIMENSION), decode.SQS)
+    _same(*_both(data))
+    assert decode._json_points(data, LIMITS).data_points == len(points)
+
+
+def _with(**changes: Any) -> str:
+    record: dict[str, Any] = {**GOOD[0], **changes}
+    return json.dumps({k: v for k, v in record.items() if v is not _DROP})
+
+
+_DROP = object()
+TRICKY = {
+    "float timestamp": _with(timestamp=5.0),
+    "bool timestamp": _with(timestamp=True),
+    "text timestamp": _with(timestamp="5"),
+    "null timestamp": _with(timestamp=None),
+    "no timestamp": _with(timestamp=_DROP),
+    "number account": _with(account_id=1),
+    "null region": _with(region=None),
+    "number dimension": _with(dimensions={"QueueName": 5}),
+    "null dimension": _with(dimensions={"QueueName": None}),
+    "list dimensions": _with(dimensions=["q"]),
+    "text max": _with(value={"max": "1", "sum": 1, "count": 1}),
+    "bool count": _with(value={"max": 1, "sum": 1, "count": False}),
+    "no sum": _with(value={"max": 1, "count": 1}),
+    "number value": _with(value=5),
+    "NaN max": _with(value={"max": float("nan"), "sum": 1, "count": 1}),
+    "huge timestamp": _with(timestamp=2**70),
+    "array line": "[1]",
+    "two objects": _with() + _with(),
+    "trailing text": _with() + " x",
+    "duplicate key": _with()[:-1] + ', "timestamp": 7}',
+    "duplicate dimension": _with()[:-1].replace(
+        '"QueueName": "q0"', '"QueueName": "a", "QueueName": "b"'
+    )
+    + "}",
+    "carriage return": _with() + "\r",
+    "blank": "   ",
+    "control character": _with(metric_name="a\x01b").replace("\\u0001", "\x01"),
+    "deep nesting": _with()[:-1] + ', "extra": ' + "[" * 2000 + "]" * 2000 + "}",
+    "byte order mark": "\ufeff" + _with(),
+    "not utf-8": _with(metric_name="\u00e9"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_a_tricky_line_among_good_ones_gives_the_line_paths_answer(name: str) -> None:
+    line = TRICKY[name].encode()
+    if name == "not utf-8":
+        line = line.replace(b"\\u00e9", b"\xe9")
+    good = _lines(GOOD).splitlines()
+    data = b"\n".join([*good[:2], line, *good[2:]]) + b"\n"
+    _same(*_both(data))
+
+
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["QueueName", "FunctionName", "x"]), st.text(max_size=3)),
+)
+FIELDS = st.sampled_from(
+    ["account_id", "region", "namespace", "metric_name", "dimensions", "timestamp", "value"]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes=st.dictionaries(FIELDS, VALUES, max_size=2))
+def test_any_field_of_any_type_gives_the_line_paths_answer(changes: dict[str, Any]) -> None:
+    good = _lines(GOOD).splitlines()
+    data = b"\n".join([good[0], json.dumps({**GOOD[1], **changes}).encode(), good[2]]) + b"\n"
+    _same(*_both(data))
+
+
+def test_a_line_at_the_cap_is_read_and_one_byte_over_is_not() -> None:
+    line = json.dumps(GOOD[0]).encode()
+    for cap, points, malformed in ((len(line), 1, 0), (len(line) - 1, 0, 1)):
+        limits = decode.StreamLimits(max_line_bytes=cap)
+        fast, slow = _both(line + b"\n" + line + b"\n", limits)
+        _same(fast, slow)
+        assert (fast.points.num_rows, fast.malformed) == (2 * points, 2 * malformed)
+        assert (fast.problem is None) == (malformed == 0)
+
+
+def test_an_object_at_the_decompressed_cap_is_read_and_one_byte_over_is_not() -> None:
+    data = _lines(GOOD)
+    at = decode.decode(gzip.compress(data), "x", decode.StreamLimits(max_decoded_bytes=len(data)))
+    assert (at.problem, at.data_points) == (None, len(GOOD))
+    over = decode.decode(
+        gzip.compress(data), "x", decode.StreamLimits(max_decoded_bytes=len(data) - 1)
+    )
+    assert over.problem is not None and "decompressed" in over.problem
+    assert over.points.num_rows == 0
+
+
+def _fleet(folder: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Good hours in every format, and three broken objects among them."""
+    points = [p for p in _corpus_points(days=1) if p["timestamp"] < START + 12 * HOUR]
+    write_stream(folder, points)
+    hour = folder / "2026" / "11" / "20" / "06"
+    extra = [p for p in _corpus_points(days=1) if p["timestamp"] == START + 6 * HOUR]
+    lines = _lines(extra[:4]).splitlines()
+    (hour / "one-bad-line.gz").write_bytes(
+        gzip.compress(b"\n".join([lines[0], b'{"value": 1}', *lines[1:]]) + b"\n")
+    )
+    (hour / "truncated.gz").write_bytes(gzip.compress(_lines(extra[4:20]))[:-30])
+    (hour / "corrupt.parquet").write_bytes(_parquet(extra[20:30])[:-40])
+    reasons = {
+        "one-bad-line.gz": "1 line is not a metric stream data point (first: line 2: ",
+        "truncated.gz": "truncated",
+        "corrupt.parquet": "not readable Parquet",
+    }
+    return points + extra[:4], reasons
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_bad_object_costs_that_object_only_with_any_number_of_workers(
+    tmp_path: Path, workers: int
+) -> None:
+    good, reasons = _fleet(tmp_path)
+    result = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, workers)
+    problems = {Path(o).name: reason for o, reason in result.problems}
+    assert set(problems) == set(reasons)
+    for name, reason in reasons.items():
+        assert reason in problems[name], problems[name]
+    assert (list(result.series), list(result.coverage)) == expected(good, 14)
+    assert result == aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 3 - workers)
+
+
+def test_an_object_outside_the_window_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = _corpus_points(days=5)
+    written = write_stream(tmp_path, points)
+    read: list[str] = []
+    original = stream.read_points
+
+    def recording(location: str, *args: Any) -> decode.Decoded:
+        read.append(location)
+        return original(location, *args)
+
+    original_scan = columnar.survey
+
+    def scanning(direct: list[stream.StreamObject], workers: int) -> Any:
+        read.extend(o.location for o in direct)
+        return original_scan(direct, workers)
+
+    monkeypatch.setattr(stream, "read_points", recording)
+    monkeypatch.setattr(columnar, "survey", scanning)
+    result = aggregate.read_and_aggregate(str(tmp_path), 1, LIMITS, 2)
+    assert result.objects_skipped > 0
+    assert str(written[0]) not in read and str(written[-1]) in read
+    assert len(read) == len(set(read)) == result.objects_read

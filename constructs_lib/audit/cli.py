@@ -310,7 +310,10 @@ def _audit(
         if metrics is not None:
             from constructs_lib.audit.metrics.aggregate import read_and_aggregate
 
-            observed = _observed(args, read_and_aggregate(metrics.location, metrics.window_days))
+            read = read_and_aggregate(
+                metrics.location, metrics.window_days, workers=options.workers
+            )
+            observed = _observed(args, read)
         yield local.audit(AuditInputs(files, args.targets, observed), options)
         return
     from constructs_lib.audit.engines.spark import job, session, streaming

@@ -93,33 +93,52 @@ COVERAGE_SCHEMA: Final = StructType(
 
 
 def _read_batches(batches: Iterable[Any], limits: StreamLimits) -> Iterator[Any]:
-    """One task's objects -> their data points, then one row per object (on the executor)."""
+    """One task's objects -> their data points, several objects' in a batch of up to
+    ``BATCH_ROWS``, then one row per object (on the executor)."""
     import pyarrow as pa
 
-    names = [f.name for f in DECODED_SCHEMA.fields]
+    pending: list[Any] = []
+    held = 0
+    objects, reasons, counts = list[str](), list[str | None](), list[int]()
     for batch in batches:
         for location, size in zip(
             batch.column("location").to_pylist(), batch.column("size").to_pylist(), strict=True
         ):
             decoded = stream.read_points(location, size, limits)
-            points = decoded.points
-            if points.num_rows:
-                rows = points.num_rows
-                table = pa.table(
-                    [
-                        pa.nulls(rows, pa.string()),
-                        pa.nulls(rows, pa.string()),
-                        pa.nulls(rows, pa.int64()),
-                        *points.columns,
-                    ],
-                    names=names,
-                )
-                yield from table.to_batches(max_chunksize=BATCH_ROWS)
-            summary: dict[str, list[Any]] = {name: [None] for name in names}
-            summary.update(
-                object=[location], reason=[decoded.problem], data_points=[decoded.data_points]
-            )
-            yield pa.RecordBatch.from_pydict(summary, schema=_arrow(DECODED_SCHEMA))
+            if decoded.points.num_rows:
+                pending.append(decoded.points)
+                held += decoded.points.num_rows
+            objects.append(location)
+            reasons.append(decoded.problem)
+            counts.append(decoded.data_points)
+            if held >= BATCH_ROWS:
+                yield from _point_batches(pending)
+                pending, held = [], 0
+    yield from _point_batches(pending)
+    if objects:
+        summary: dict[str, list[Any]] = {f.name: [None] * len(objects) for f in DECODED_SCHEMA}
+        summary.update(object=objects, reason=reasons, data_points=counts)
+        yield pa.RecordBatch.from_pydict(summary, schema=_arrow(DECODED_SCHEMA))
+
+
+def _point_batches(tables: list[Any]) -> Iterator[Any]:
+    """Objects' data points (``POINT_SCHEMA`` tables) as ``DECODED_SCHEMA`` batches."""
+    import pyarrow as pa
+
+    if not tables:
+        return
+    points = pa.concat_tables(tables).combine_chunks()
+    rows = points.num_rows
+    table = pa.table(
+        [
+            pa.nulls(rows, pa.string()),
+            pa.nulls(rows, pa.string()),
+            pa.nulls(rows, pa.int64()),
+            *points.columns,
+        ],
+        names=[f.name for f in DECODED_SCHEMA.fields],
+    )
+    yield from table.to_batches(max_chunksize=BATCH_ROWS)
 
 
 def _arrow(schema: StructType) -> Any:
@@ -175,7 +194,7 @@ def plan_tasks(sizes: Sequence[int], packing: TaskPacking) -> list[list[int]]:
 
 
 def byte_size(text: str) -> int:
-    """A Spark size setting (``134217728b``, ``128m``, ``4MB``, ``1024``) in bytes."""
+    """A Spark size setting (``134217728b``, ``128m``, ``4MB``) in bytes."""
     match = _BYTE_STRING.match(text.lower())
     if match is None or match.group(2) not in _BYTE_UNITS:
         raise ValueError(f"not a size: {text!r}")

@@ -2,10 +2,10 @@
 
 The driver lists the objects (paths or keys and sizes: ``metrics.stream``) and skips those the
 window does not need; it packs the rest into tasks by size as Spark's file sources do
-(``plan_tasks``: thousands of small Firehose objects are a few tasks, not one each), and each
-task reads and decodes its objects in Python (``mapInArrow`` with ``stream.read_points``, the function the local
-engine calls), so no data point ever reaches the driver and no Hadoop S3 connector is needed: an
-``s3://`` object is read with boto3 on the executor, on a classic session or Spark Connect alike.
+(``plan_tasks``: thousands of small Firehose objects are a few tasks), and each task reads and
+decodes its objects in Python (``mapInArrow`` with ``stream.read_points``, as the local engine
+does), so no data point reaches the driver and no Hadoop S3 connector is needed: an ``s3://``
+object is read with boto3 on the executor, on a classic session or Spark Connect alike.
 The aggregation is the DataFrame API's ``groupBy``; the driver collects only the aggregates,
 which are as many as the fleet has series.
 
@@ -50,8 +50,8 @@ MAX_PARTITION_BYTES: Final = 128 * 2**20
 OPEN_COST_BYTES: Final = 4 * 2**20
 # Spark's size suffixes (JavaUtils.byteStringAsBytes): binary multiples.
 _BYTE_UNITS: Final = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
-# The rows of the range that counts a Spark Connect server's default parallelism: every one of
-# up to this many partitions holds a row (more cores than this read as this many).
+# The rows of the range that counts a Spark Connect server's default parallelism: each of up
+# to this many partitions holds a row.
 PARALLELISM_PROBE_ROWS: Final = 1024
 _BYTE_STRING = re.compile(r"^\s*(\d+)\s*([a-z]?)b?\s*$")
 # Rows per Arrow batch a read task hands back to the JVM.
@@ -161,11 +161,10 @@ class TaskPacking:
 
 
 def plan_tasks(sizes: Sequence[int], packing: TaskPacking) -> list[list[int]]:
-    """The objects' indices in each task. As ``FilePartition.maxSplitBytes`` and
-    ``getFilePartitions``: the bytes a task reads are ``max_bytes``, lowered to the total
-    (sizes plus open costs) over ``min_tasks`` but never under ``open_cost``; objects go,
-    largest first, into the current task until the next would overflow it. Should that give
-    fewer than ``min_tasks`` tasks, each object goes, largest first, to the least loaded."""
+    """The objects' indices in each task, as ``FilePartition`` packs files: a task reads
+    ``max_bytes``, lowered to the total (sizes plus open costs) over ``min_tasks`` but never
+    under ``open_cost``; objects go, largest first, into the current task until the next would
+    overflow it. Fewer than ``min_tasks`` tasks: each object goes to the least loaded instead."""
     if not sizes:
         return []
     cost = [max(0, size) + packing.open_cost for size in sizes]
@@ -202,9 +201,8 @@ def byte_size(text: str) -> int:
 
 
 def session_packing(spark: SparkSession) -> TaskPacking:
-    """The session's packing settings, read as ``FilePartition`` reads them (through
-    ``spark.conf``, on a classic session or Spark Connect alike); the tasks at least the
-    session's default parallelism (``spark.sql.files.minPartitionNum`` when set)."""
+    """The session's packing settings, read through ``spark.conf`` as ``FilePartition`` reads
+    them; at least the session's default parallelism in tasks."""
 
     def setting(key: str) -> str | None:
         value = spark.conf.get(key, None)
@@ -230,18 +228,22 @@ def _parallelism(spark: SparkSession, setting: Any) -> int:
             return max(1, int(value))
     if not type(spark).__module__.startswith("pyspark.sql.connect"):
         return max(1, spark.sparkContext.defaultParallelism)
-    # Spark Connect has no SparkContext: a range without a partition count is split into the
-    # server's default parallelism; one small job finds its last partition.
-    last = spark.range(0, PARALLELISM_PROBE_ROWS).agg(F.max(F.spark_partition_id())).first()
+    return probed_parallelism(spark)
+
+
+def probed_parallelism(spark: SparkSession) -> int:
+    """Spark Connect has no SparkContext: a range without a partition count is split into the
+    server's default parallelism, and one small job finds its last partition."""
+    ids = spark.range(0, PARALLELISM_PROBE_ROWS).select(F.spark_partition_id().alias("id"))
+    last = ids.agg(F.max("id")).first()
     return max(1, int(last[0]) + 1) if last is not None and last[0] is not None else 1
 
 
 def planned_objects(
     spark: SparkSession, listed: list[stream.StreamObject], packing: TaskPacking
 ) -> DataFrame:
-    """The objects (``OBJECT_SCHEMA``) in the tasks ``plan_tasks`` gives, task ``n`` being
-    partition ``n``: a range of one row per task and partition, joined to the (small, broadcast)
-    objects, keeps the range's partitioning with no shuffle."""
+    """The objects (``OBJECT_SCHEMA``), task ``n`` of ``plan_tasks`` in partition ``n``: a range
+    of a row per task and partition joined to the broadcast objects keeps its partitioning."""
     import pyarrow as pa
 
     tasks = plan_tasks([o.size for o in listed], packing)

@@ -105,6 +105,12 @@ def test_the_session_s_settings_make_the_packing(spark: Any) -> None:
     )
 
 
+def test_a_probe_job_finds_the_default_parallelism_where_there_is_no_spark_context(
+    spark: Any,
+) -> None:
+    assert metrics.probed_parallelism(spark) == spark.sparkContext.defaultParallelism
+
+
 def test_each_object_is_read_in_the_task_planned_for_it(spark: Any) -> None:
     listed = [StreamObject(f"object-{i}", (i * 37) % 5 * MIB, None) for i in range(40)]
     planned = metrics.planned_objects(spark, listed, PACKING)

@@ -461,7 +461,7 @@ def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
     """The engine's target; for ``cluster-N`` and ``connect``, daemons started under ``root`` and
     stopped on leaving, however the runs ended."""
     if engine_name in (*LOCAL_WORKERS, "spark"):
-        yield Target(_without_dropped(dict(os.environ)), ["--master", master])
+        yield Target(_without_dropped(dict(os.environ)), ["--engine", "spark", "--master", master])
         return
     if shutil.which("java") is None:
         raise SystemExit(f"{engine_name}: java is not on PATH, no Spark daemon can start")
@@ -483,7 +483,7 @@ def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
             cluster.start()
             yield Target(
                 cluster.env,
-                ["--master", cluster.master_url],
+                ["--engine", "spark", "--master", cluster.master_url],
                 [cluster.master_pid, *cluster.worker_pids],
                 cluster.startup_seconds,
                 cluster.log_tail,
@@ -498,7 +498,7 @@ def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
             server.start()
             yield Target(
                 server.env,
-                ["--remote", server.url],
+                ["--engine", "spark", "--remote", server.url],
                 [server.pid],
                 server.startup_seconds,
                 server.log_tail,

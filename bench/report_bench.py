@@ -41,7 +41,7 @@ EXPECTED_EXIT = 1
 
 
 def command(engine: str, master: str, templates: Path, report: Path) -> list[str]:
-    spark = ["--master", master] if engine == "spark" else []
+    spark = ["--engine", "spark", "--master", master] if engine == "spark" else []
     return [
         sys.executable,
         "-m",

@@ -14,13 +14,14 @@ from constructs_lib.audit import optional, report
 from constructs_lib.audit.accept import apply as acceptance
 from constructs_lib.audit.accept import baseline, suppressions
 from constructs_lib.audit.cli_options import (
-    auto_spark_files,
     build_parser,
     default_workers,
     limits_from,
     metrics_from,
 )
+from constructs_lib.audit.engines import choice
 from constructs_lib.audit.engines import spark as spark_engine
+from constructs_lib.audit.engines.choice import auto_spark_files
 from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.inputs import deployed, discovery, objects
 from constructs_lib.audit.metrics import observations
@@ -75,8 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     metrics, overrides, accepts = _settings(args)
     _check_baseline_options(args)
     files = _inputs(args)
-    _check_chosen_engine(args, len(files))
-    return _run(args, files, overrides, accepts, metrics)
+    chosen = choose_engine(args, _workload(args, len(files), metrics))
+    _check_chosen_engine(args, chosen)
+    return _run(args, files, overrides, accepts, metrics, chosen.engine)
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:
@@ -153,24 +155,42 @@ def _inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
     return files
 
 
-def _check_chosen_engine(args: argparse.Namespace, file_count: int) -> None:
-    """What --engine auto's choice of Spark for a large fleet needs: no --workers, and the
-    Spark engine's modules."""
-    if choose_engine(args, file_count) != "spark":
+def _workload(
+    args: argparse.Namespace, templates: int, metrics: metrics_request.MetricsRequest | None
+) -> choice.Workload:
+    """What --engine auto weighs: the templates, and the metric stream objects the window needs
+    when --master or --remote leaves the choice to the size of the work."""
+    if metrics is None or args.engine != "auto" or not (args.master or args.remote):
+        return choice.Workload(templates)
+    from constructs_lib.audit.metrics import stream
+
+    try:
+        to_read, _ = stream.within_window(
+            stream.list_objects(metrics.location), metrics.window_days
+        )
+    except metrics_request.MetricsInputError as error:  # nothing was read yet
+        build_parser().error(str(error))
+    return choice.Workload(templates, sum(o.size for o in to_read), len(to_read))
+
+
+def _check_chosen_engine(args: argparse.Namespace, chosen: choice.EngineChoice) -> None:
+    """What --engine auto's choice needs: for Spark, no --workers and the Spark engine's
+    modules. Its reason is said on stderr (unless --quiet)."""
+    if chosen.reason and not args.quiet:
+        print(f"queue-audit: --engine auto runs {chosen.engine}: {chosen.reason}", file=sys.stderr)
+    if args.engine != "auto" or chosen.engine != "spark":
         return
     if args.workers is not None:
         build_parser().error(
             f"--workers {args.workers} sets the local engine's parsing processes, but "
-            f"--engine auto chooses Spark for {plural(file_count, 'file')}: give --engine "
-            "local to "
-            "parse them on this machine, or drop --workers (Spark takes its cores from "
-            "--master or the cluster)"
+            f"--engine auto chooses Spark ({chosen.reason}): give --engine local to parse "
+            "on this machine, or drop --workers (Spark takes its cores from --master or the "
+            "cluster)"
         )
-    try:  # --engine auto chose Spark for a large fleet
+    try:
         spark_engine.check_installed(
-            f"the Spark engine, which --engine auto chooses for "
-            f"{plural(file_count, 'file')} "
-            "(--engine local keeps them on this machine),"
+            f"the Spark engine, which --engine auto chooses ({chosen.reason}; --engine local "
+            "keeps the run on this machine),"
         )
     except optional.MissingExtra as error:
         build_parser().error(str(error))
@@ -182,14 +202,15 @@ def _run(
     overrides: parameters.Overrides,
     accepts: acceptance.Acceptance,
     metrics: metrics_request.MetricsRequest | None,
+    engine: choice.Engine,
 ) -> int:
-    """Audit, write the report (and the baseline), and give the exit status.
+    """Audit on ``engine``, write the report (and the baseline), and give the exit status.
 
     A run with ``--write-baseline`` records the findings and is no gate: it exits 0 once the
     baseline is written (3 when it could not finish), whatever it found."""
     gate = report.Gate(args.fail_on, args.fail_on_changed, recording=bool(args.write_baseline))
     try:
-        with _audit(args, files, overrides, accepts, metrics) as result:
+        with _audit(args, files, overrides, accepts, metrics, engine) as result:
             _write(
                 report.stream(args.format, result, docs_url=args.docs_url, gate=gate),
                 args.output,
@@ -272,12 +293,9 @@ def _targets(args: argparse.Namespace) -> list[deployed.Target]:
     return deployed.targets(args.region, role_arns)
 
 
-def choose_engine(args: argparse.Namespace, file_count: int) -> str:
-    if args.engine != "auto":
-        return str(args.engine)
-    if args.master or args.remote or file_count >= auto_spark_files():
-        return "spark"
-    return "local"
+def choose_engine(args: argparse.Namespace, work: choice.Workload) -> choice.EngineChoice:
+    cluster_named = bool(args.master or args.remote)
+    return choice.choose(args.engine, cluster_named, work, auto_spark_files())
 
 
 @contextlib.contextmanager
@@ -286,7 +304,8 @@ def _audit(
     files: list[tuple[str, str]],
     overrides: parameters.Overrides,
     accepts: acceptance.Acceptance,
-    metrics: metrics_request.MetricsRequest | None = None,
+    metrics: metrics_request.MetricsRequest | None,
+    engine: choice.Engine,
 ) -> Iterator[AuditResult]:
     """The run's result, for as long as the report takes to write: a Spark result streams its
     findings from the session, which this command then stops (when it started it). The engine
@@ -303,7 +322,7 @@ def _audit(
         workers=args.workers or default_workers(),
         gather=False,
     )
-    if choose_engine(args, len(files)) == "local":
+    if engine == "local":
         from constructs_lib.audit.engines import local
 
         observed = None

@@ -10,25 +10,9 @@ from typing import Any
 
 from constructs_lib.audit import report, rules, safety
 from constructs_lib.audit.accept import profiles
+from constructs_lib.audit.engines.choice import SPARK_FIXED_SECONDS, auto_spark_files
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.metrics import request as metrics_request
-
-# The local engine is faster than Spark on one machine at every fleet size measured (2 cores,
-# up to 100,000 templates: docs/performance.md, "Audit on Spark"), but it holds every parsed row
-# in memory: 1,483 MiB at 100,000 generated templates, about 15.2 KiB each (docs/performance.md).
-# So --engine auto keeps a fleet local while it needs at most half this machine's memory, and
-# runs Spark beyond.
-LOCAL_BYTES_PER_TEMPLATE = 16 * 1024
-
-
-def auto_spark_files() -> int:
-    """The fleet size from which ``--engine auto`` runs Spark on this machine."""
-    try:
-        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError):  # not every platform reports it
-        memory = 8 * 2**30
-    return max(1, memory // 2 // LOCAL_BYTES_PER_TEMPLATE)
-
 
 # A local parsing worker holds three of this process's open files (its two pipes and the shared map
 # that says which file it is on: isolation._Worker). The soft RLIMIT_NOFILE is 1,024 on most Linux systems
@@ -192,9 +176,11 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "local", "spark"),
         default="auto",
         help="local: worker processes on this machine; spark: a Spark job; auto (default): "
-        "spark when --master or --remote is given or the fleet needs more than half this "
-        f"machine's memory in the local engine (here from {auto_spark_files():,} templates), "
-        "else local",
+        "local, unless the fleet needs more than half this machine's memory in the local "
+        f"engine (here from {auto_spark_files():,} templates), or --master or --remote names "
+        "where Spark runs and the local engine would take longer than a Spark run's fixed "
+        f"cost (about {SPARK_FIXED_SECONDS:.0f} s, from the templates and the --metrics "
+        "objects and bytes)",
     )
     spark.add_argument(
         "--workers",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -11,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit import cli, cli_options
-from constructs_lib.audit.engines import local
+from constructs_lib.audit import cli
+from constructs_lib.audit.engines import choice, local
 from tests.audit.conftest import healthy, props, write
 
 
@@ -110,30 +111,56 @@ def test_spark_engine_markdown_and_parquet(spark: Any, folder: Path, tmp_path: P
     assert spark.sparkContext._jsc is not None
 
 
+# Just below and at the work the local engine does in a Spark run's fixed cost, at its measured
+# rates (choice.py): templates alone, metric bytes alone, metric objects alone.
+_BREAK_EVEN = choice.SPARK_FIXED_SECONDS
+_TEMPLATES_AT = math.ceil(_BREAK_EVEN * choice.LOCAL_TEMPLATES_PER_SECOND)
+_BYTES_AT = math.ceil(_BREAK_EVEN * choice.LOCAL_METRIC_BYTES_PER_SECOND)
+_OBJECTS_AT = math.ceil(_BREAK_EVEN * choice.LOCAL_METRIC_OBJECTS_PER_SECOND)
+
+
 @pytest.mark.parametrize(
-    ("argv", "files", "expected"),
+    ("argv", "work", "expected"),
     [
-        ([], 10, "local"),
-        (["--master", "local[2]"], 10, "spark"),
-        (["--remote", "sc://127.0.0.1:15002"], 10, "spark"),
-        (["--engine", "spark"], 10, "spark"),
-        (["--engine", "local"], 10**9, "local"),
+        ([], choice.Workload(10), "local"),
+        # No cluster named: one machine, where the local engine is faster at every size.
+        ([], choice.Workload(10, 10**12, 10**7), "local"),
+        (["--master", "local[2]"], choice.Workload(10), "local"),
+        (["--master", "local[2]"], choice.Workload(_TEMPLATES_AT - 1), "local"),
+        (["--master", "local[2]"], choice.Workload(_TEMPLATES_AT), "spark"),
+        (["--remote", "sc://127.0.0.1:15002"], choice.Workload(0, _BYTES_AT - 1024), "local"),
+        (["--remote", "sc://127.0.0.1:15002"], choice.Workload(0, _BYTES_AT), "spark"),
+        (["--master", "spark://h:7077"], choice.Workload(0, 0, _OBJECTS_AT - 1), "local"),
+        (["--master", "spark://h:7077"], choice.Workload(0, 0, _OBJECTS_AT), "spark"),
+        (["--engine", "spark"], choice.Workload(10), "spark"),
+        (["--engine", "local"], choice.Workload(10**9, 10**12, 10**7), "local"),
     ],
 )
-def test_engine_choice(argv: list[str], files: int, expected: str) -> None:
+def test_engine_choice(argv: list[str], work: choice.Workload, expected: str) -> None:
     args = cli.build_parser().parse_args(["fleet", *argv])
-    assert cli.choose_engine(args, files) == expected
+    assert cli.choose_engine(args, work).engine == expected
 
 
 def test_auto_runs_spark_from_the_fleet_size_the_local_engine_should_not_hold() -> None:
     args = cli.build_parser().parse_args(["fleet"])
-    threshold = cli_options.auto_spark_files()
+    threshold = choice.auto_spark_files()
     # half of this machine's memory, at the measured cost of a template in the local engine
-    assert threshold * cli_options.LOCAL_BYTES_PER_TEMPLATE * 2 <= os.sysconf(
+    assert threshold * choice.LOCAL_BYTES_PER_TEMPLATE * 2 <= os.sysconf(
         "SC_PHYS_PAGES"
     ) * os.sysconf("SC_PAGE_SIZE")
-    assert cli.choose_engine(args, threshold - 1) == "local"
-    assert cli.choose_engine(args, threshold) == "spark"
+    assert cli.choose_engine(args, choice.Workload(threshold - 1)).engine == "local"
+    chosen = cli.choose_engine(args, choice.Workload(threshold))
+    assert chosen.engine == "spark"
+    assert chosen.reason is not None and f"{threshold:,}" in chosen.reason
+
+
+def test_auto_with_a_cluster_named_says_why_it_stays_local(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(folder, "no-dlq.template.json", props_without_dlq())
+    assert cli.main([str(folder), "--master", "spark://unreachable:7077", "--format", "json"]) == 1
+    err = capsys.readouterr().err
+    assert "--engine auto runs local" in err and "--engine spark runs it" in err
 
 
 def test_fails_local_engine_with_a_spark_master(capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,7 +191,16 @@ def test_local_cores(master: str, cores: int) -> None:
 def test_a_spark_run_prints_progress_and_no_jvm_output(folder: Path, tmp_path: Path) -> None:
     write(folder, "no-dlq.template.json", props_without_dlq())
     completed = subprocess.run(
-        [sys.executable, "-m", "constructs_lib.audit", str(folder), "--master", "local[1]"],
+        [
+            sys.executable,
+            "-m",
+            "constructs_lib.audit",
+            str(folder),
+            "--engine",
+            "spark",
+            "--master",
+            "local[1]",
+        ],
         capture_output=True,
         text=True,
         timeout=1800,  # a hang guard: a JVM start-up on a loaded 2-core machine took over 300 s

@@ -154,8 +154,8 @@ def test_fails_workers_when_auto_chooses_spark_for_the_fleet(
 ) -> None:
     monkeypatch.setattr(cli, "auto_spark_files", lambda: 2)  # as if memory held 1 template
     error = _usage_error([str(_fleet(tmp_path, 2)), "--workers", "2"], capsys)
-    assert "--engine auto chooses Spark for 2 files" in error
-    assert "give --engine local to parse them on this machine, or drop --workers" in error
+    assert "--engine auto chooses Spark (2 templates need more than half" in error
+    assert "give --engine local to parse on this machine, or drop --workers" in error
 
 
 def test_help_names_the_default_the_range_and_why(capsys: pytest.CaptureFixture[str]) -> None:

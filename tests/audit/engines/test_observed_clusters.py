@@ -68,12 +68,12 @@ def test_the_standalone_cluster_agrees(
     standalone_cluster: StandaloneCluster,
     tmp_path: Path,
 ) -> None:
-    engine = ["--master", standalone_cluster.master_url]
+    engine = ["--engine", "spark", "--master", standalone_cluster.master_url]
     _agrees(_audit(metrics_url, engine, standalone_cluster.env, tmp_path), reference)
 
 
 def test_spark_connect_agrees(
     metrics_url: str, reference: dict[str, Any], connect_server: ConnectServer, tmp_path: Path
 ) -> None:
-    engine = ["--remote", connect_server.url]
+    engine = ["--engine", "spark", "--remote", connect_server.url]
     _agrees(_audit(metrics_url, engine, connect_server.env, tmp_path), reference)

@@ -119,7 +119,7 @@ def test_standalone_cluster_reads_relative_paths(
 ) -> None:
     # Executors start in their own work directories: the relative path must still be found.
     report = audit(
-        ["templates", "--master", standalone_cluster.master_url],
+        ["templates", "--engine", "spark", "--master", standalone_cluster.master_url],
         standalone_cluster.env,
         fleet.parent,
     )
@@ -132,7 +132,7 @@ def test_standalone_cluster_reads_s3(
     standalone_cluster: StandaloneCluster, s3_fleet: str, reference: list[Key], tmp_path: Path
 ) -> None:
     report = audit(
-        [s3_fleet, "--master", standalone_cluster.master_url],
+        [s3_fleet, "--engine", "spark", "--master", standalone_cluster.master_url],
         standalone_cluster.env,
         tmp_path,
     )
@@ -150,7 +150,7 @@ def test_spark_connect_reads_s3_and_writes_the_dataset_there(
 
     output = f"s3://{BUCKET}/history"
     report = audit(
-        [s3_fleet, "--remote", connect_server.url, "--output-dir", output],
+        [s3_fleet, "--engine", "spark", "--remote", connect_server.url, "--output-dir", output],
         connect_server.env,
         tmp_path,
     )
@@ -236,10 +236,10 @@ def test_suppressions_and_baseline_give_the_local_report_byte_for_byte(
     args, code, expected = accepted_run
     if kind == "cluster":
         cluster: StandaloneCluster = request.getfixturevalue("standalone_cluster")
-        env, where = cluster.env, ["--master", cluster.master_url]
+        env, where = cluster.env, ["--engine", "spark", "--master", cluster.master_url]
     else:
         server: ConnectServer = request.getfixturevalue("connect_server")
-        env, where = server.env, ["--remote", server.url]
+        env, where = server.env, ["--engine", "spark", "--remote", server.url]
     assert run_json([*args, *where], env, tmp_path) == (code, expected)
     document = json.loads(expected)
     states = {(f["rule_id"], f["suppression"], f["baseline"]) for f in document["findings"]}
@@ -263,6 +263,8 @@ def test_a_worker_killed_mid_run_costs_a_retry_not_a_finding(
         str(fleet),
         "--format",
         "json",
+        "--engine",
+        "spark",
         "--master",
         standalone_cluster.master_url,
     ]

@@ -1,41 +1,67 @@
-"""Benchmark ``--metrics``: data points per second per core, and the driver's memory.
+"""Benchmark ``--metrics``: every engine on both delivery shapes and both formats, side by side.
 
-    python bench/metrics_bench.py --sizes 1000000 10000000 --runs 3 \\
-        --corpus-root /tmp/metric-stream --out bench/results/metrics.json
+    python bench/metrics_bench.py --sizes 1000000 10000000 --shapes large small \\
+        --formats json parquet --engines local-1 local-2 duckdb spark cluster-1 cluster-2 --runs 3
+    python bench/metrics_bench.py --sizes 1000000 --shapes small --formats json --engines spark
 
-For each size, a corpus from bench/metric_stream_corpus.py (made when missing under
-``--corpus-root``/SIZE: the same points as gzipped JSON lines and as Parquet) is aggregated by
-each engine of ``--engines``, ``--runs`` times, each run in a fresh child process:
+For each size and shape, a corpus from bench/metric_stream_corpus.py (made when missing under
+``--corpus-root``/SHAPE-SIZE: the same points as gzipped JSON lines and as Parquet; ``large``:
+objects of 100,000 points, ``small``: one object per stream and 5-minute buffer) is aggregated
+by each engine, ``--runs`` times, each run in a fresh child process:
 
-- ``spark-json``, ``spark-parquet``: ``spark/metrics.py`` on a classic ``local[2]`` session;
-  the session's start is timed apart and not in the run's time;
-- ``local-json``, ``local-parquet``: ``metrics.aggregate.read_and_aggregate``, one process;
-- ``duckdb-json``, ``duckdb-parquet``: the same aggregation as one DuckDB query with 2 threads
-  (DuckDB reads the files itself: a yardstick of what one process can do, not the audit).
+- ``local-1``, ``local-2``: ``metrics.aggregate.read_and_aggregate``, with ``workers=N`` when
+  its signature has that keyword (else both run the same engine: ``workers`` is false);
+- ``duckdb``: the same aggregation as one bare DuckDB query, 2 threads (DuckDB reads the files
+  itself: the reference for what one process can do, not the audit);
+- ``spark``: ``engines.spark.metrics.read_and_aggregate`` on a ``local[2]`` session;
+- ``cluster-1``, ``cluster-2``: the same on a standalone cluster of 1 or 2 workers of one core
+  (``StandaloneCluster`` of tests/support/clusters.py, as bench/audit_bench.py starts it, once
+  per engine and invocation; its start-up is reported apart).
 
-The median run (by time) is reported. Per core: Spark and DuckDB divide by 2 (``local[2]``, 2
-threads), the local path by 1. Memory: the child's peak RSS (``ru_maxrss``: the Python driver;
-a classic session's JVM is a separate process), and for Spark the driver JVM's peak heap used
-(the sum of its heap pools' peaks). Every engine's figures are checked against the first one's
-(series, coverage and the sum of all totals); the bench stops at a mismatch.
+Per run: wall (the child, start-up included), run (the aggregation alone, session start-up
+excluded), CPU of the child's tree and, for a cluster, of its daemons' trees meanwhile, peak RSS
+of the child's tree and of its own process (the Python driver), of the cluster's trees, and for
+Spark the driver JVM's peak heap (the sum of its heap pools' peaks). Medians over the runs.
+Every engine's figures (series, coverage, the sum of all totals) must equal the others' on the
+same size and shape, whatever the format; a mismatch is reported and the bench exits 1.
+Per size, shape and format: each engine's run time over DuckDB's, the speedup of 2 workers over
+1 (local and cluster), the serial fraction s of Amdahl's law from those two run times
+(T2 = T1 (s + (1 - s) / 2), so s = 2 T2 / T1 - 1) and the run time it predicts on 32 cores,
+T1 (s + (1 - s) / 32) (s clamped to [0, 1]). Results: JSON (``--out``, rewritten after every
+row, so a partial run keeps what it measured) and a Markdown table on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
 import json
 import os
-import resource
+import platform
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ENGINES = ("spark-json", "spark-parquet", "local-json", "local-parquet", "duckdb-json",
-           "duckdb-parquet")  # fmt: skip
-CORES = {"spark": 2, "local": 1, "duckdb": 2}
+sys.path.insert(0, str(HERE))
+
+import audit_bench  # noqa: E402  (process-tree CPU and memory, the cluster's start and stop)
+
+ENGINES = ("local-1", "local-2", "duckdb", "spark", "cluster-1", "cluster-2")
+SHAPES = ("large", "small")
+FORMATS = ("json", "parquet")
+LOCAL_WORKERS = {"local-1": 1, "local-2": 2}
+CLUSTER_WORKERS = {"cluster-1": 1, "cluster-2": 2}
+SPARK_MASTER = "local[2]"
+DUCKDB_THREADS = 2  # the machine's cores: the reference uses what local[2] has
+# Amdahl's prediction for a machine of this many cores (the issue's question).
+PREDICTED_CORES = 32
+DEFAULT_CORPUS_ROOT = HERE / "results" / "metric-stream"
 
 DUCKDB_QUERY = """
 WITH points AS (
@@ -62,10 +88,13 @@ SELECT 'coverage', count(*), 0 FROM (
 """
 
 
-def _duckdb(path: Path, days: int) -> dict[str, Any]:
+# --- child: one run ------------------------------------------------------------------------------
+
+
+def _duckdb(path: Path, days: int, master: str | None) -> dict[str, Any]:
     import duckdb
 
-    con = duckdb.connect(config={"threads": 2})
+    con = duckdb.connect(config={"threads": DUCKDB_THREADS})
     if path.name == "parquet":
         source = f"read_parquet('{path}/**/*.parquet')"
     else:
@@ -79,15 +108,15 @@ def _duckdb(path: Path, days: int) -> dict[str, Any]:
             f"columns={columns})"
         )
     started = time.monotonic()
-    rows = dict(
-        (kind, (n, totals))
+    rows = {
+        kind: (n, totals)
         for kind, n, totals in con.sql(DUCKDB_QUERY.format(source=source, days=days)).fetchall()
-    )
+    }
     return {
-        "seconds": time.monotonic() - started,
+        "run_s": time.monotonic() - started,
         "series": rows["series"][0],
         "coverage": rows["coverage"][0],
-        "totals": rows["series"][1],
+        "totals": float(rows["series"][1] or 0),
     }
 
 
@@ -95,7 +124,7 @@ def _figures(result: Any) -> dict[str, Any]:
     return {
         "series": len(result.series),
         "coverage": len(result.coverage),
-        "totals": sum(s.total for s in result.series),
+        "totals": float(sum(s.total for s in result.series)),
         "data_points": result.data_points,
         "problems": len(result.problems),
     }
@@ -103,134 +132,258 @@ def _figures(result: Any) -> dict[str, Any]:
 
 def _jvm_heap_peak(spark: Any) -> int:
     management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
-    return sum(
-        pool.getPeakUsage().getUsed()
-        for pool in management.getMemoryPoolMXBeans()
-        if pool.getType().toString() == "Heap memory"
+    return int(
+        sum(
+            pool.getPeakUsage().getUsed()
+            for pool in management.getMemoryPoolMXBeans()
+            if pool.getType().toString() == "Heap memory"
+        )
     )
 
 
-def _spark(path: Path, days: int) -> dict[str, Any]:
-    from pyspark.sql import SparkSession
-
+def _spark(path: Path, days: int, master: str | None) -> dict[str, Any]:
     from constructs_lib.audit.engines.spark import metrics
-    from constructs_lib.audit.metrics import stream
+    from constructs_lib.audit.engines.spark.session import create_session
 
     started = time.monotonic()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = create_session(master=master)
     session = time.monotonic() - started
     started = time.monotonic()
-    listed = stream.list_objects(str(path))
-    listing = time.monotonic() - started
-    started = time.monotonic()  # the run: listing again, reading, aggregating, collecting
-    frames = metrics.aggregate_frames(spark, str(path), days)
-    decoded = time.monotonic() - started
-    result = metrics.collect(frames)
-    seconds = time.monotonic() - started
-    # Where the time goes: one object decoded in this process, times the objects, over 2 cores.
-    one = time.monotonic()
-    stream.read_points(listed[-1].location, listed[-1].size)
-    python_decode = (time.monotonic() - one) * len(listed) / 2
+    result = metrics.read_and_aggregate(spark, str(path), days)
+    run = time.monotonic() - started
     heap = _jvm_heap_peak(spark)
     spark.stop()
-    return {
-        "seconds": seconds,
-        "session_seconds": session,
-        "listing_seconds": listing,
-        "decode_and_first_actions_seconds": decoded,
-        "python_decode_estimate_seconds": python_decode,
-        "jvm_heap_peak_bytes": heap,
-        **_figures(result),
-    }
+    return {"run_s": run, "startup_s": session, "jvm_heap_peak_bytes": heap, **_figures(result)}
 
 
-def _local(path: Path, days: int) -> dict[str, Any]:
+def _local(path: Path, days: int, workers: int) -> dict[str, Any]:
     from constructs_lib.audit.metrics import aggregate
 
+    # The keyword arrives with the parallel local engine; before it, one process reads all.
+    has_workers = "workers" in inspect.signature(aggregate.read_and_aggregate).parameters
+    options: dict[str, Any] = {"workers": workers} if has_workers else {}
     started = time.monotonic()
-    result = aggregate.read_and_aggregate(str(path), days)
-    return {"seconds": time.monotonic() - started, **_figures(result)}
+    result = aggregate.read_and_aggregate(str(path), days, **options)
+    return {"run_s": time.monotonic() - started, "workers": has_workers, **_figures(result)}
 
 
-def child(engine: str, path: Path, days: int) -> None:
-    kind = engine.split("-")[0]
-    figures = {"spark": _spark, "local": _local, "duckdb": _duckdb}[kind](path, days)
-    figures["rss_peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def child(engine: str, path: Path, days: int, master: str | None) -> None:
+    if engine in LOCAL_WORKERS:
+        figures = _local(path, days, LOCAL_WORKERS[engine])
+    elif engine == "duckdb":
+        figures = _duckdb(path, days, master)
+    else:
+        figures = _spark(path, days, master)
     print(json.dumps(figures))
 
 
-def _corpus(root: Path, size: int) -> Path:
-    folder = root / str(size)
-    if not (folder / "parquet").is_dir():
+# --- parent --------------------------------------------------------------------------------------
+
+
+def corpus(root: Path, size: int, shape: str) -> tuple[Path, dict[str, Any]]:
+    """The corpus of ``size`` points in ``shape`` under ``root``, made when missing."""
+    folder = (root / f"{shape}-{size}").resolve()
+    if not (folder / "corpus.json").is_file():
         subprocess.run(
             [sys.executable, str(HERE / "metric_stream_corpus.py"), "--points", str(size),
-             "--out", str(folder)],
+             "--shape", shape, "--out", str(folder)],
             check=True,
         )  # fmt: skip
-    return folder
+    return folder, json.loads((folder / "corpus.json").read_text())
 
 
-def _run(engine: str, path: Path, days: int) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", engine, "--path", str(path), "--window", str(days)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
-    )
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+@contextlib.contextmanager
+def where(engine: str, root: Path) -> Iterator[audit_bench.Target]:
+    """The engine's environment, session arguments and daemons (audit_bench's: a standalone
+    cluster for ``cluster-N``, started and stopped around the engine's runs)."""
+    name = engine if engine in (*CLUSTER_WORKERS, "spark") else "local-1"
+    with audit_bench.target(name, SPARK_MASTER, root / "daemons") as found:
+        yield found
+
+
+def run_engine(engine: str, path: Path, runs: int, days: int, at: Any) -> dict[str, Any]:
+    samples = []
+    for _ in range(runs):
+        command = [sys.executable, __file__, "--child", engine, "--path", str(path),
+                   "--window", str(days), *at.args]  # fmt: skip
+        measured = audit_bench.measure(command, at.env, at.daemon_pids)
+        if measured["returncode"] != 0:
+            raise SystemExit(f"{engine} on {path}:\n{measured['stderr']}\n{at.log_tail()}")
+        samples.append({**measured, **json.loads(measured["stdout"].strip().splitlines()[-1])})
+    median = sorted(samples, key=lambda s: s["run_s"])[len(samples) // 2]
+    daemons = bool(at.daemon_pids)
+
+    def mid(key: str) -> float | None:
+        found = [s[key] for s in samples if s.get(key) is not None]
+        return statistics.median(found) if found else None
+
+    heap = mid("jvm_heap_peak_bytes")
+    return {
+        "engine": engine,
+        "runs": runs,
+        "wall_s_median": mid("wall_s"),
+        "run_s_median": mid("run_s"),
+        "run_s_all": [round(s["run_s"], 2) for s in samples],
+        "startup_s_median": mid("startup_s"),
+        "cpu_s_median": mid("cpu_s"),
+        "cluster_cpu_s_median": mid("cluster_cpu_s") if daemons else None,
+        "peak_rss_mb_max": max(s["peak_rss_mb"] for s in samples),
+        "driver_peak_rss_mb_max": max(s["driver_peak_rss_mb"] for s in samples),
+        "cluster_peak_rss_mb_max": (
+            max(s["cluster_peak_rss_mb"] for s in samples) if daemons else None
+        ),
+        "jvm_heap_peak_mb_median": heap / 2**20 if heap is not None else None,
+        "cluster_startup_s": at.startup_s,
+        "local_workers_keyword": median.get("workers"),
+        **{k: median[k] for k in ("series", "coverage", "totals")},
+        **{k: median.get(k) for k in ("data_points", "problems")},
+    }
+
+
+def amdahl(one: float | None, two: float | None) -> dict[str, float | None]:
+    """Speedup of 2 over 1, the serial fraction s it implies, and the predicted 32-core time."""
+    if not one or not two:
+        return {"speedup": None, "serial_fraction": None, "predicted_32_s": None}
+    serial = 2 * two / one - 1
+    clamped = min(1.0, max(0.0, serial))
+    return {
+        "speedup": one / two,
+        "serial_fraction": serial,
+        "predicted_32_s": one * (clamped + (1 - clamped) / PREDICTED_CORES),
+    }
+
+
+def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for key in sorted({(r["size"], r["shape"], r["format"]) for r in rows}):
+        times = {
+            r["engine"]: r["run_s_median"]
+            for r in rows
+            if (r["size"], r["shape"], r["format"]) == key
+        }
+        duck = times.get("duckdb")
+        out.append(
+            {
+                "size": key[0],
+                "shape": key[1],
+                "format": key[2],
+                "vs_duckdb": {e: t / duck for e, t in times.items() if duck} if duck else {},
+                "local": amdahl(times.get("local-1"), times.get("local-2")),
+                "cluster": amdahl(times.get("cluster-1"), times.get("cluster-2")),
+            }
+        )
+    return out
+
+
+def mismatches(rows: list[dict[str, Any]]) -> list[str]:
+    """Engines (and formats) whose figures differ from the first row's on the same corpus."""
+    first: dict[tuple[int, str], dict[str, Any]] = {}
+    out = []
+    for row in rows:
+        figures = (row["series"], row["coverage"], round(row["totals"], 3))
+        reference = first.setdefault((row["size"], row["shape"]), row)
+        want = (reference["series"], reference["coverage"], round(reference["totals"], 3))
+        if figures != want:
+            out.append(
+                f"{row['engine']} {row['format']} on {row['shape']}-{row['size']}: {figures} "
+                f"differs from {reference['engine']} {reference['format']}: {want}"
+            )
+    return out
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"Machine: {report['machine']}. Run: the aggregation (median of {report['runs']}); "
+        "wall: the child process, start-up included. CPU: the child's tree, and the cluster's "
+        "daemons meanwhile. Peak RSS: the child's tree, its own process (driver), the cluster.",
+        "",
+        "| points | shape | format | objects | engine | run s | wall s | vs DuckDB | CPU s "
+        "| cluster CPU s | peak RSS MiB | driver RSS MiB | cluster RSS MiB | JVM heap MiB |",
+        "|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    ratios = {(s["size"], s["shape"], s["format"]): s["vs_duckdb"] for s in report["summaries"]}
+    for r in report["rows"]:
+        ratio = ratios.get((r["size"], r["shape"], r["format"]), {}).get(r["engine"])
+        lines.append(
+            f"| {r['size']:,} | {r['shape']} | {r['format']} | {r['objects']:,} | {r['engine']} "
+            f"| {_num(r['run_s_median'], 2)} | {_num(r['wall_s_median'])} | {_num(ratio, 2)} "
+            f"| {_num(r['cpu_s_median'])} | {_num(r['cluster_cpu_s_median'])} "
+            f"| {_num(r['peak_rss_mb_max'], 0)} | {_num(r['driver_peak_rss_mb_max'], 0)} "
+            f"| {_num(r['cluster_peak_rss_mb_max'], 0)} | {_num(r['jvm_heap_peak_mb_median'], 0)} |"
+        )
+    lines += [
+        "",
+        f"Amdahl from 1 vs 2 workers: s = 2 T2 / T1 - 1; predicted on {PREDICTED_CORES} cores: "
+        f"T1 (s + (1 - s) / {PREDICTED_CORES}).",
+        "",
+        "| points | shape | format | local 2 vs 1 | local s | local 32-core s "
+        "| cluster 2 vs 1 | cluster s | cluster 32-core s |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in report["summaries"]:
+        local, cluster = s["local"], s["cluster"]
+        lines.append(
+            f"| {s['size']:,} | {s['shape']} | {s['format']} | {_num(local['speedup'], 2)} "
+            f"| {_num(local['serial_fraction'], 2)} | {_num(local['predicted_32_s'], 2)} "
+            f"| {_num(cluster['speedup'], 2)} | {_num(cluster['serial_fraction'], 2)} "
+            f"| {_num(cluster['predicted_32_s'], 2)} |"
+        )
+    return "\n".join(lines)
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
+    parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--corpus-root", type=Path, default=DEFAULT_CORPUS_ROOT)
+    parser.add_argument("--window", type=int, default=14)
+    parser.add_argument("--out", type=Path, help="the JSON results (default: not kept)")
+    parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
+    parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--master", help=argparse.SUPPRESS)
+    return parser.parse_args()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
-    parser.add_argument("--corpus-root", type=Path, default=Path("/tmp/metric-stream"))
-    parser.add_argument("--window", type=int, default=14)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
-    parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = _arguments()
     if args.child:
-        child(args.child, args.path, args.window)
+        child(args.child, args.path, args.window, args.master)
         return
-    report: list[dict[str, Any]] = []
-    for size in args.sizes:
-        folder = _corpus(args.corpus_root, size)
-        reference: tuple[Any, ...] | None = None
-        for engine in args.engines:
-            path = folder / engine.split("-")[1]
-            runs = sorted(
-                (_run(engine, path, args.window) for _ in range(args.runs)),
-                key=lambda r: r["seconds"],
-            )
-            median = runs[len(runs) // 2]
-            check = (median["series"], median["coverage"], round(median["totals"], 3))
-            if reference is not None and check != reference:
-                sys.exit(f"{engine} at {size:,}: {check} differs from {reference}")
-            reference = reference or check
-            cores = CORES[engine.split("-")[0]]
-            row = {
-                "size": size,
-                "engine": engine,
-                "seconds": [round(r["seconds"], 2) for r in runs],
-                "points_per_second_per_core": round(size / median["seconds"] / cores),
-                **{k: v for k, v in median.items() if k != "seconds"},
-            }
-            report.append(row)
-            print(json.dumps(row), flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
+    corpora = {
+        (size, shape): corpus(args.corpus_root, size, shape)
+        for size in args.sizes
+        for shape in args.shapes
+    }
+    report: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.python_version()}",
+        "runs": args.runs,
+        "corpora": {f"{shape}-{size}": info for (size, shape), (_, info) in corpora.items()},
+        "rows": [],
+    }
+    # Engine by engine: a cluster runs only while its own engine is measured.
+    for engine in args.engines:
+        with where(engine, args.corpus_root) as at:
+            for (size, shape), (folder, info) in corpora.items():
+                for fmt in args.formats:
+                    row = run_engine(engine, folder / fmt, args.runs, args.window, at)
+                    row.update(size=size, shape=shape, format=fmt, objects=info["objects"])
+                    report["rows"].append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+                    report["summaries"] = summaries(report["rows"])
+                    report["mismatches"] = mismatches(report["rows"])
+                    if args.out:
+                        args.out.parent.mkdir(parents=True, exist_ok=True)
+                        args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(markdown(report))
+    if report["mismatches"]:
+        sys.exit("figures differ:\n" + "\n".join(report["mismatches"]))
 
 
 if __name__ == "__main__":

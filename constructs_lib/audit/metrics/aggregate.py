@@ -125,7 +125,9 @@ def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     coverage_rows = list(
         map(CoverageRow._make, zip(*_columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True))
     )
-    return sorted(series_rows), sorted(coverage_rows)
+    # Arrow sorts text by its UTF-8 bytes, which is Python's order of code points, and the
+    # series keys are unique: the rows are already in Python's order.
+    return series_rows, sorted(coverage_rows)
 
 
 def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:

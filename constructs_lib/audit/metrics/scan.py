@@ -54,9 +54,9 @@ WITH rows AS (
         {", ".join(f"CASE WHEN ok AND keep THEN {k} END AS {k}" for k in _KEYS)}
     FROM ({{rows}})
 )
-SELECT grouping(filename) AS per_series, filename, count(*) AS rows,
+SELECT grouping(filename) AS per_series, grouping(day) AS whole, filename, count(*) AS rows,
     count(*) FILTER (WHERE NOT ok) AS malformed, {", ".join(_KEYS)}, day, {_FIGURES}
-FROM rows GROUP BY GROUPING SETS ((filename), ({", ".join(_KEYS)}, day))
+FROM rows GROUP BY GROUPING SETS ((filename), ({", ".join(_KEYS)}, day), ({", ".join(_KEYS)}))
 """
 _RECOUNT: Final = f"""
 SELECT {", ".join(_KEYS)}, {_FIGURES}
@@ -74,6 +74,7 @@ class Scan:
     problems: dict[str, str] = field(default_factory=dict)
     newest: int | None = None
     days: list[pa.Table] = field(default_factory=list)
+    series: list[pa.Table] = field(default_factory=list)
     scanned: dict[str, list[StreamObject]] = field(default_factory=dict)
     left: list[StreamObject] = field(default_factory=list)
 
@@ -174,10 +175,15 @@ def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: 
             found.problems[name] = columnar.MALFORMED_ROWS.format(malformed)
         if top is not None:
             found.newest = top if found.newest is None else max(found.newest, top)
-    days = table.filter(
-        pc.and_(pc.equal(table.column("per_series"), 1), pc.is_valid(table.column("day")))
-    )
+    per_series = pc.equal(table.column("per_series"), 1)
+    days = table.filter(pc.and_(per_series, pc.is_valid(table.column("day"))))
     found.days.append(days.select([*_KEYS, "day", *_FIGURE_NAMES]))
+    whole = pc.and_(per_series, pc.equal(table.column("whole"), 1))
+    found.series.append(
+        table.filter(pc.and_(whole, pc.is_valid(table.column("timestamp_min")))).select(
+            [*_KEYS, *_FIGURE_NAMES]
+        )
+    )
     found.scanned[rows] = items
 
 
@@ -260,6 +266,8 @@ def figures(found: Scan, start: int | None, workers: int) -> pa.Table:
             inside = pc.and_(pc.greater(low, start), pc.not_equal(days.column("day"), day))
             kept = days.filter(inside).select([*_KEYS, *_FIGURE_NAMES])
             return _merge([kept, *_recount(found, start, day, workers)])
+        if pc.all(pc.greater(low, start)).as_py() and len(found.series) == 1:
+            return found.series[0].cast(_empty().schema)  # the window holds every point
         days = days.filter(pc.greater(low, start))
     return _merge([days.select([*_KEYS, *_FIGURE_NAMES])])
 

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.audit.metrics import aggregate, decode, fast_json, grouping, scan, stream
+from constructs_lib.audit.metrics.request import DAY_MS
 from tests.audit.metrics.test_metrics_input import (
     HOUR,
     START,
@@ -291,3 +292,37 @@ def test_a_line_at_or_over_the_cap_in_the_whole_scan_gives_the_per_object_answer
     assert (scanned.data_points == 3 * len(GOOD) + len(GOOD)) == (not over)
     monkeypatch.setattr(fast_json, "available", lambda: False)
     assert scanned == aggregate.read_and_aggregate(str(tmp_path), 14, limits, 2)
+
+
+def test_the_day_holding_the_windows_start_is_counted_again_from_the_objects_near_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = _corpus_points(days=5)
+    newest = max(p["timestamp"] for p in points)
+    # Half a day and five minutes on: the window starts mid-day, between two points.
+    points.append(
+        _point("1", "r", "AWS/SQS", "m", {"QueueName": "q"}, newest + HOUR * 12 + 300_000)
+    )
+    write_stream(tmp_path, points)
+    recounted: list[int] = []
+    original = scan._recount
+
+    def recording(found: scan.Scan, start: int, day: int, workers: int) -> Any:
+        recounted.append(day)
+        return original(found, start, day, workers)
+
+    monkeypatch.setattr(scan, "_recount", recording)
+    result = aggregate.read_and_aggregate(str(tmp_path), 2, LIMITS, 2)
+    assert (list(result.series), list(result.coverage)) == expected(points, 2)
+    assert result.window_start is not None
+    assert recounted == [result.window_start // DAY_MS]
+
+
+def test_data_spanning_less_than_the_window_is_read_in_one_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = _corpus_points(days=2)
+    write_stream(tmp_path, points)
+    monkeypatch.setattr(scan, "_recount", None)  # never called
+    result = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    assert (list(result.series), list(result.coverage)) == expected(points, 14)

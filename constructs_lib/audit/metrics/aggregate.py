@@ -264,9 +264,9 @@ def read_and_aggregate(
     """The ``--metrics`` input of the local engine: list, read each object the window needs in
     this process, aggregate. Objects are read newest delivery hour first (those without one
     before all), and folded into running figures once the window's end is known, so memory
-    follows the series and a day of data points, not the whole window; local Parquet objects
-    and JSON objects are read by DuckDB in one streaming scan per format instead (``scan``). MetricsInputError when the location
-    cannot be listed. ``workers`` threads (default: one per core) read objects ahead of the
+    follows the series and a day of data points, not the whole window; local JSON and Parquet
+    objects are read by DuckDB in one streaming scan per format instead (``scan``).
+    MetricsInputError when the location cannot be listed. ``workers`` threads (default: one per core) read objects ahead of the
     fold, and DuckDB's threads; the figures do not depend on them."""
     workers = default_workers() if workers is None else workers
     listed = stream.list_objects(location)

@@ -19,6 +19,11 @@ in the figures; the per-object path is run on it for its problem text and counts
 count of bad lines differs from the scan's, the file leaves the scan. DuckDB streams the
 decompression: a gzip bomb whose trailer lies costs the scan time, not memory (its lines are
 still bounded by the line cap).
+
+Known differences from the per-object path, not yet closed (tests mark them): the scan ignores
+fields it was not asked for however deeply nested (``json.loads`` gives up past Python's
+recursion limit), DuckDB's ``maximum_object_size`` does not hold for a line inside its read
+buffer (a line just over the line cap is read), and a NaN ``max`` gives another series maximum.
 """
 
 from __future__ import annotations

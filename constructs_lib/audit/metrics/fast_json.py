@@ -60,8 +60,8 @@ WITH raw AS (
         TRY_CAST(value.max AS DOUBLE) AS maximum, TRY_CAST(value.sum AS DOUBLE) AS total,
         TRY_CAST(value.count AS DOUBLE) AS samples,
         {text_checks} AND {number_checks} AND regexp_full_match(timestamp, '-?[0-9]+')
-        AND NOT regexp_matches(chr(1) || array_to_string(map_values(dimensions), chr(1)),
-            '\\x01[^"]') AS ok
+        AND coalesce(list_bool_and(list_transform(map_values(dimensions),
+            lambda v: coalesce(left(v, 1) = '"', false))), true) AS ok
     FROM raw
 ), named AS (
     SELECT *, coalesce(cardinality(dims) = 1 AND ({named}), false) AS named FROM typed

@@ -18,7 +18,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from constructs_lib.audit.metrics import columnar, grouping, stream
+from constructs_lib.audit.metrics import grouping, scan, stream
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, Decoded, StreamLimits
 from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
@@ -125,7 +125,9 @@ def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     coverage_rows = list(
         map(CoverageRow._make, zip(*_columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True))
     )
-    return sorted(series_rows), sorted(coverage_rows)
+    # Arrow sorts text by its UTF-8 bytes, which is Python's order of code points, and the
+    # series keys are unique: the rows are already in Python's order.
+    return series_rows, sorted(coverage_rows)
 
 
 def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
@@ -231,37 +233,25 @@ Read = tuple[int | None, _Fold, list[tuple[str, str]], int]
 
 
 def _read_objects(
-    ordered: list[stream.StreamObject],
-    window_days: int,
-    limits: StreamLimits,
-    workers: int,
-    direct: list[stream.StreamObject] | None = None,
-) -> Read | None:
+    ordered: list[stream.StreamObject], window_days: int, limits: StreamLimits, workers: int
+) -> Read:
     """(the newest data point, the figures, the problems, the data points read) of the objects:
-    ``direct`` ones in one DuckDB scan (``columnar``), the others one at a time. None when
-    DuckDB could not read the direct ones: the caller reads them one at a time instead."""
-    direct = direct or []
-    chosen = {o.location for o in direct}
-    rest = [o for o in ordered if o.location not in chosen]
-    found = columnar.survey(direct, workers) if direct else None
-    if direct and found is None:
-        return None
-    seen = found.newest if found is not None else None
-    fold, problems, data_points = _fold_objects(rest, window_days, limits, None, workers, seen)
+    local ones in one DuckDB scan per format (``scan``), the others one at a time."""
+    found, rest = scan.scan(ordered, limits, workers)
+    fold, problems, data_points = _fold_objects(
+        rest, window_days, limits, None, workers, found.newest
+    )
     newest = fold.newest
     if newest != fold.end:
         # An object delivered a day or more before a data point it holds (a prefix in another
         # time zone): read again with the true end.
         fold, problems, data_points = _fold_objects(rest, window_days, limits, newest, workers)
     fold.settle()
-    if found is not None:
-        figures = columnar.partial(direct, window(newest, window_days)[0], workers)
-        if figures is None:
-            return None
-        if figures.num_rows:
-            fold.partials.append(figures)
-        problems += found.problems.items()
-        data_points += sum(found.data_points.values())
+    figures = scan.figures(found, window(newest, window_days)[0], workers)
+    if figures.num_rows:
+        fold.partials.append(figures)
+    problems += found.problems.items()
+    data_points += sum(found.data_points.values())
     return newest, fold, problems, data_points
 
 
@@ -274,20 +264,15 @@ def read_and_aggregate(
     """The ``--metrics`` input of the local engine: list, read each object the window needs in
     this process, aggregate. Objects are read newest delivery hour first (those without one
     before all), and folded into running figures once the window's end is known, so memory
-    follows the series and a day of data points, not the whole window; local Parquet objects
-    are read by DuckDB in one streaming scan instead. MetricsInputError when the location
-    cannot be listed. ``workers`` threads (default: one per core) read objects ahead of the
+    follows the series and a day of data points, not the whole window; local JSON and Parquet
+    objects are read by DuckDB in one streaming scan per format instead (``scan``).
+    MetricsInputError when the location cannot be listed. ``workers`` threads (default: one per core) read objects ahead of the
     fold, and DuckDB's threads; the figures do not depend on them."""
     workers = default_workers() if workers is None else workers
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
     ordered = sorted(to_read, key=lambda o: -1 if o.hour is None else -o.hour)
-    direct, _ = columnar.split(ordered, limits.max_object_bytes, limits.max_object_points)
-    read = _read_objects(ordered, window_days, limits, workers, direct)
-    if read is None:
-        read = _read_objects(ordered, window_days, limits, workers)
-    assert read is not None  # without direct objects DuckDB reads nothing
-    newest, fold, problems, data_points = read
+    newest, fold, problems, data_points = _read_objects(ordered, window_days, limits, workers)
     start, end = window(newest, window_days)
     series, coverage = fold.figures()
     return MetricsInput(

@@ -1,4 +1,4 @@
-"""Local Parquet objects read by DuckDB in one scan: the local engine's fast path for Parquet.
+"""Which local Parquet objects DuckDB reads in one scan (``scan``), and the rows it reads.
 
 Per object (``decode._parquet_points``) the audit pays pyarrow's compute and group-by once per
 object; DuckDB reads every file of the run in one query on ``workers`` threads. Only objects it
@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,27 +44,6 @@ _ROWS: Final = """
         coalesce(named OR namespace = 'AWS/SQS', false) AS keep
     FROM read_parquet($files, filename = true)
 """
-_SURVEY: Final = f"""
-SELECT filename, count(*) AS rows, count(*) FILTER (WHERE NOT valid) AS malformed,
-    max(timestamp) FILTER (WHERE valid AND keep) AS newest
-FROM ({_ROWS}) GROUP BY filename
-"""
-_PARTIAL: Final = f"""
-SELECT account, region, namespace, metric, dimension_name, name,
-    max(maximum) AS maximum_max, sum(total) AS total_sum, sum(samples) AS samples_sum,
-    min(timestamp) AS timestamp_min, max(timestamp) AS timestamp_max
-FROM ({_ROWS}) WHERE valid AND keep AND timestamp > $start GROUP BY ALL
-"""
-
-
-@dataclass(frozen=True)
-class ParquetScan:
-    """What one scan of the Parquet objects found: per object, its data points and its problem
-    (None when every row was a data point), and the newest data point the audit keeps."""
-
-    data_points: dict[str, int]
-    problems: dict[str, str]
-    newest: int | None
 
 
 def _exact_types(schema: pa.Schema) -> bool:
@@ -111,46 +89,3 @@ def split(
     direct = [o for o in ordered if _eligible(o, max_bytes, max_rows)]
     chosen = {o.location for o in direct}
     return direct, [o for o in ordered if o.location not in chosen]
-
-
-def _connection(workers: int) -> Any:
-    import duckdb
-
-    return duckdb.connect(config={"threads": max(1, workers)})
-
-
-def survey(direct: list[StreamObject], workers: int) -> ParquetScan | None:
-    """One scan of the objects: None when DuckDB could not read them all."""
-    import duckdb
-
-    files = [o.location for o in direct]
-    try:
-        rows = _connection(workers).sql(_SURVEY, params={"files": files}).fetchall()
-    except duckdb.Error:
-        return None
-    points = dict.fromkeys(files, 0)
-    problems: dict[str, str] = {}
-    newest: int | None = None
-    for name, count, malformed, top in rows:
-        points[name] = count - malformed
-        if malformed:
-            problems[name] = MALFORMED_ROWS.format(malformed)
-        if top is not None:
-            newest = top if newest is None else max(newest, top)
-    return ParquetScan(points, problems, newest)
-
-
-def partial(direct: list[StreamObject], start: int | None, workers: int) -> pa.Table | None:
-    """The figures per series and dimension set of the objects' points after ``start``, as
-    ``aggregate._partial`` gives them; None when DuckDB could not read the objects."""
-    import duckdb
-
-    bound = -(2**63) if start is None else start
-    try:
-        files = [o.location for o in direct]
-        connection = _connection(workers)
-        query = connection.sql(_PARTIAL, params={"files": files, "start": bound})
-        table: pa.Table = query.to_arrow_table()
-    except duckdb.Error:
-        return None
-    return table

@@ -51,22 +51,22 @@ _NUMBERS: Final = ("max", "sum", "count")
 _NUMBER_CHECK: Final = "left(value.{0}, 1) NOT IN ('\"', 't', 'f', 'n', '{{', '[')"
 _QUERY: Final = """
 WITH raw AS (
-    SELECT * FROM read_json('{path}', format = 'newline_delimited', columns = {columns},
-        records = true)
+    SELECT * FROM read_json({path}, format = 'newline_delimited', columns = {columns},
+        records = true{options})
 ), typed AS (
-    SELECT account_id ->> '$' AS account, region ->> '$' AS region,
+    SELECT {filename}account_id ->> '$' AS account, region ->> '$' AS region,
         namespace ->> '$' AS namespace, metric_name ->> '$' AS metric, dimensions AS dims,
         TRY_CAST(timestamp AS BIGINT) AS timestamp,
         TRY_CAST(value.max AS DOUBLE) AS maximum, TRY_CAST(value.sum AS DOUBLE) AS total,
         TRY_CAST(value.count AS DOUBLE) AS samples,
         {text_checks} AND {number_checks} AND regexp_full_match(timestamp, '-?[0-9]+')
-        AND NOT regexp_matches(chr(1) || array_to_string(map_values(dimensions), chr(1)),
-            '\\x01[^"]') AS ok
+        AND coalesce(list_bool_and(list_transform(map_values(dimensions),
+            lambda v: coalesce(left(v, 1) = '"', false))), true) AS ok
     FROM raw
 ), named AS (
     SELECT *, coalesce(cardinality(dims) = 1 AND ({named}), false) AS named FROM typed
 )
-SELECT account, region, namespace, metric,
+SELECT {filename}account, region, namespace, metric,
     CASE WHEN named THEN map_keys(dims)[1] ELSE '' END AS dimension_name,
     CASE WHEN named THEN map_values(dims)[1] ->> '$' ELSE '' END AS name,
     maximum, total, samples, timestamp,
@@ -117,12 +117,18 @@ def _lines_judged_here(data: bytes, max_line_bytes: int, max_points: int) -> int
     return lines
 
 
-def _query(path: str, series: dict[str, str], coverage: str) -> str:
+def _query(
+    path: str, series: dict[str, str], coverage: str, options: str = "", filename: bool = False
+) -> str:
+    """The checked rows of ``path`` (a quoted path, or a list parameter with ``options``
+    giving ``read_json`` the file names: then each row has its ``filename``)."""
     named = " OR ".join(
         f"(namespace = '{ns}' AND map_contains(dims, '{dim}'))" for ns, dim in series.items()
     )
     return _QUERY.format(
-        path=path.replace("'", "''"),
+        path=path,
+        options=options,
+        filename="filename, " if filename else "",
         columns=_COLUMNS,
         text_checks=" AND ".join(f"left({f}, 1) = '\"'" for f in _TEXT),
         number_checks=" AND ".join(_NUMBER_CHECK.format(f) for f in _NUMBERS),
@@ -147,7 +153,7 @@ def json_points(
     try:
         with os.fdopen(descriptor, "wb") as out:
             out.write(data)
-        table = _read(_query(path, series, coverage))
+        table = _read(_query("'" + path.replace("'", "''") + "'", series, coverage))
     finally:
         os.unlink(path)
     if table is None or table.num_rows != lines:

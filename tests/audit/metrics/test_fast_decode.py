@@ -7,13 +7,14 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.audit.metrics import aggregate, columnar, decode, fast_json, grouping, stream
+from constructs_lib.audit.metrics import aggregate, decode, fast_json, grouping, scan, stream
+from constructs_lib.audit.metrics.request import DAY_MS
 from tests.audit.metrics.test_metrics_input import (
     HOUR,
     START,
@@ -204,15 +205,124 @@ def test_an_object_outside_the_window_is_not_read(
         read.append(location)
         return original(location, *args)
 
-    original_scan = columnar.survey
+    original_scan = scan.scan
 
-    def scanning(direct: list[stream.StreamObject], workers: int) -> Any:
-        read.extend(o.location for o in direct)
-        return original_scan(direct, workers)
+    def scanning(ordered: list[stream.StreamObject], *args: Any) -> Any:
+        found, left = original_scan(ordered, *args)
+        read.extend(o.location for o in ordered if o not in left)
+        return found, left
 
     monkeypatch.setattr(stream, "read_points", recording)
-    monkeypatch.setattr(columnar, "survey", scanning)
+    monkeypatch.setattr(scan, "scan", scanning)
     result = aggregate.read_and_aggregate(str(tmp_path), 1, LIMITS, 2)
     assert result.objects_skipped > 0
     assert str(written[0]) not in read and str(written[-1]) in read
     assert len(read) == len(set(read)) == result.objects_read
+
+
+def _tricky_fleet(folder: Path, name: str) -> None:
+    """Good gzip objects, and one that holds the tricky line among good ones."""
+    line = TRICKY[name].encode()
+    if name == "not utf-8":
+        line = line.replace(b"\\u00e9", b"\xe9")
+    hour = folder / "2026" / "11" / "20" / "06"
+    hour.mkdir(parents=True)
+    good = _lines(GOOD).splitlines()
+    for number in range(3):
+        (hour / f"good-{number}.gz").write_bytes(gzip.compress(b"\n".join(good) + b"\n"))
+    tricky = b"\n".join([*good[:2], line, *good[2:]]) + b"\n"
+    (hour / "tricky.gz").write_bytes(gzip.compress(tricky))
+
+
+# Known differences of the whole scan, not yet closed: DuckDB's scan ignores fields it was not
+# asked for, however deep (``json.loads`` gives up past Python's recursion limit), and a NaN
+# ``max`` gives another series maximum than the per-object path's fold.
+SCAN_DIFFERS: Final = {"deep nesting", "NaN max"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True)) if n in SCAN_DIFFERS else n
+        for n in sorted(TRICKY)
+    ],
+)
+def test_a_tricky_line_in_the_whole_scan_gives_the_per_object_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    _tricky_fleet(tmp_path, name)
+    scanned = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    monkeypatch.setattr(fast_json, "available", lambda: False)
+    per_object = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    assert repr(scanned) == repr(per_object)  # repr: a NaN is the same NaN
+
+
+def test_the_whole_scan_reads_good_json_objects_in_one_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tricky_fleet(tmp_path, "bool count")
+    read: list[str] = []
+    original = stream.read_points
+
+    def recording(location: str, *args: Any) -> decode.Decoded:
+        read.append(location)
+        return original(location, *args)
+
+    monkeypatch.setattr(stream, "read_points", recording)
+    monkeypatch.setattr(scan, "read_points", recording)
+    result = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    assert [Path(r).name for r in read] == ["tricky.gz"]  # for its problem text only
+    assert result.data_points == 3 * len(GOOD) + len(GOOD)
+    assert len(result.problems) == 1
+
+
+@pytest.mark.parametrize(
+    "over",
+    # Known difference, not yet closed: DuckDB's ``maximum_object_size`` does not hold for a
+    # line inside its read buffer, so a line just over the cap is read by the scan.
+    [0, pytest.param(1, marks=pytest.mark.xfail(strict=True))],
+)
+def test_a_line_at_or_over_the_cap_in_the_whole_scan_gives_the_per_object_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, over: int
+) -> None:
+    _tricky_fleet(tmp_path, "bool count")
+    line = json.dumps(GOOD[0]).encode()
+    limits = decode.StreamLimits(max_line_bytes=len(line) - over)
+    scanned = aggregate.read_and_aggregate(str(tmp_path), 14, limits, 2)
+    assert (scanned.data_points == 3 * len(GOOD) + len(GOOD)) == (not over)
+    monkeypatch.setattr(fast_json, "available", lambda: False)
+    assert scanned == aggregate.read_and_aggregate(str(tmp_path), 14, limits, 2)
+
+
+def test_the_day_holding_the_windows_start_is_counted_again_from_the_objects_near_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = _corpus_points(days=5)
+    newest = max(p["timestamp"] for p in points)
+    # Half a day and five minutes on: the window starts mid-day, between two points.
+    points.append(
+        _point("1", "r", "AWS/SQS", "m", {"QueueName": "q"}, newest + HOUR * 12 + 300_000)
+    )
+    write_stream(tmp_path, points)
+    recounted: list[int] = []
+    original = scan._recount
+
+    def recording(found: scan.Scan, start: int, day: int, workers: int) -> Any:
+        recounted.append(day)
+        return original(found, start, day, workers)
+
+    monkeypatch.setattr(scan, "_recount", recording)
+    result = aggregate.read_and_aggregate(str(tmp_path), 2, LIMITS, 2)
+    assert (list(result.series), list(result.coverage)) == expected(points, 2)
+    assert result.window_start is not None
+    assert recounted == [result.window_start // DAY_MS]
+
+
+def test_data_spanning_less_than_the_window_is_read_in_one_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = _corpus_points(days=2)
+    write_stream(tmp_path, points)
+    monkeypatch.setattr(scan, "_recount", None)  # never called
+    result = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    assert (list(result.series), list(result.coverage)) == expected(points, 14)

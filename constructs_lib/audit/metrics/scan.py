@@ -1,0 +1,318 @@
+"""Local objects read by DuckDB in one scan per format: the local engine's fast path.
+
+One query reads every listed local JSON object (gzip or plain) or every eligible Parquet object
+(``columnar``), checks each row as the per-object path would (``fast_json``'s typed checks for
+JSON), and groups in the same pass, by GROUPING SETS: per file (rows, rows that are not data
+points, the newest kept data point) and per series, dimension set and day (max, sums, first and
+last timestamp of the kept data points). No window in the scan: once the newest data point is
+known, days wholly inside the window are kept, days wholly before it dropped, and only the day
+holding the window's start, when a series straddles it, is counted again, over the objects
+delivered near that day. Memory follows the series times the days, never the data points.
+
+What goes to the per-object path instead (``stream.read_points``), which names its problem:
+an object over the size cap, a gzip whose trailer (ISIZE, the last member's size modulo 4 GiB)
+states more than the decompressed cap, a name DuckDB would expand as a glob, a URL, anything
+but a regular file; every file a query fails on (DuckDB names it: a line that is not JSON, a
+truncated gzip, a line over the line cap), up to ``MAX_RETRIES`` times, then every file left; a
+file with more rows than an object may have. A JSON file with bad lines keeps its good points
+in the figures; the per-object path is run on it for its problem text and counts, and when its
+count of bad lines differs from the scan's, the file leaves the scan. DuckDB streams the
+decompression: a gzip bomb whose trailer lies costs the scan time, not memory (its lines are
+still bounded by the line cap).
+
+Known differences from the per-object path, not yet closed (tests mark them): the scan ignores
+fields it was not asked for however deeply nested (``json.loads`` gives up past Python's
+recursion limit), DuckDB's ``maximum_object_size`` does not hold for a line inside its read
+buffer (a line just over the line cap is read), and a NaN ``max`` gives another series maximum.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from constructs_lib.audit.metrics import columnar, fast_json
+from constructs_lib.audit.metrics.decode import SERIES_DIMENSION, SQS, StreamLimits
+from constructs_lib.audit.metrics.request import DAY_MS, HOUR_MS
+from constructs_lib.audit.metrics.stream import PARTITION_SLACK_MS, StreamObject, read_points
+
+# Queries rerun without the file DuckDB named in its error, at most this many times: a fleet
+# has a handful of broken objects; past that, every file left is read one at a time.
+MAX_RETRIES: Final = 4
+_GZIP: Final = b"\x1f\x8b"
+_ISIZE: Final = 4  # gzip's trailer ends with the member's size modulo 2**32 (RFC 1952)
+_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_name", "name")
+_FIGURES: Final = """max(maximum) FILTER (WHERE good) AS maximum_max,
+    sum(total) FILTER (WHERE good) AS total_sum, sum(samples) FILTER (WHERE good) AS samples_sum,
+    min(timestamp) FILTER (WHERE good) AS timestamp_min,
+    max(timestamp) FILTER (WHERE good) AS timestamp_max"""
+# Rows the audit does not keep share one group (their keys null): groups follow the series.
+_SCAN: Final = f"""
+WITH rows AS (
+    SELECT filename, ok, ok AND keep AS good, maximum, total, samples, timestamp,
+        CASE WHEN ok AND keep THEN timestamp // {DAY_MS} END AS day,
+        {", ".join(f"CASE WHEN ok AND keep THEN {k} END AS {k}" for k in _KEYS)}
+    FROM ({{rows}})
+)
+SELECT grouping(filename) AS per_series, grouping(day) AS whole, filename, count(*) AS rows,
+    count(*) FILTER (WHERE NOT ok) AS malformed, {", ".join(_KEYS)}, day, {_FIGURES}
+FROM rows GROUP BY GROUPING SETS ((filename), ({", ".join(_KEYS)}, day), ({", ".join(_KEYS)}))
+"""
+_RECOUNT: Final = f"""
+SELECT {", ".join(_KEYS)}, {_FIGURES}
+FROM (SELECT *, ok AND keep AS good FROM ({{rows}}))
+WHERE good AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
+"""
+
+
+@dataclass
+class Scan:
+    """What the scans found: per file its data points and problem, the newest kept data point,
+    the figures per series and day, and the files left to the per-object path."""
+
+    data_points: dict[str, int] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    newest: int | None = None
+    days: list[pa.Table] = field(default_factory=list)
+    series: list[pa.Table] = field(default_factory=list)
+    scanned: dict[str, list[StreamObject]] = field(default_factory=dict)
+    left: list[StreamObject] = field(default_factory=list)
+
+
+def _json_eligible(item: StreamObject, limits: StreamLimits) -> bool:
+    path = item.location
+    if "://" in path or columnar._GLOB & set(path) or path.endswith(".parquet"):
+        return False
+    try:
+        status = os.stat(path)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > limits.max_object_bytes:
+            return False
+        with open(path, "rb") as source:
+            head = source.read(len(columnar._MAGIC))
+            if head[:2] != _GZIP:
+                return head != columnar._MAGIC
+            if status.st_size < 2 * len(_GZIP) + _ISIZE:
+                return False
+            source.seek(-_ISIZE, os.SEEK_END)
+            return int.from_bytes(source.read(_ISIZE), "little") <= limits.max_decoded_bytes
+    except OSError:
+        return False
+
+
+def _json_rows(gzip: bool, limits: StreamLimits) -> str:
+    """``fast_json``'s checked rows over the files ``$files``, each with its ``filename``."""
+    options = (
+        f", filename = true, compression = '{'gzip' if gzip else 'none'}', "
+        f"maximum_object_size = {limits.max_line_bytes}"
+    )
+    return fast_json._query("$files", dict(SERIES_DIMENSION), SQS, options, filename=True)
+
+
+_PARQUET_ROWS: Final = f"SELECT *, valid AS ok FROM ({columnar._ROWS})"
+
+
+def _connection(workers: int) -> Any:
+    import duckdb
+
+    return duckdb.connect(config={"threads": max(1, workers)})
+
+
+def _run(rows: str, files: list[str], workers: int) -> pa.Table:
+    result = _connection(workers).sql(_SCAN.format(rows=rows), params={"files": files}).arrow()
+    table: pa.Table = result.read_all() if hasattr(result, "read_all") else result
+    return table
+
+
+def _named(error: Exception, files: list[str]) -> list[str]:
+    text = str(error)
+    return [f for f in files if f in text]
+
+
+def _scan_group(
+    rows: str, items: list[StreamObject], workers: int, found: Scan, max_rows: int
+) -> list[StreamObject]:
+    """Scan ``items`` into ``found``; the objects the scan leaves to the per-object path."""
+    import duckdb
+
+    left: list[StreamObject] = []
+    for _ in range(MAX_RETRIES + 1):
+        if not items:
+            return left
+        files = [o.location for o in items]
+        try:
+            table = _run(rows, files, workers)
+        except duckdb.Error as error:
+            named = set(_named(error, files))
+            if not named:
+                break
+            left += [o for o in items if o.location in named]
+            items = [o for o in items if o.location not in named]
+            continue
+        per_file = table.filter(pc.equal(table.column("per_series"), 0))
+        over = {
+            f
+            for f, n in zip(*columnar_columns(per_file, ("filename", "rows")), strict=True)
+            if n > max_rows
+        }
+        if over:
+            left += [o for o in items if o.location in over]
+            items = [o for o in items if o.location not in over]
+            continue
+        _record(found, table, per_file, rows, items)
+        return left
+    return left + items
+
+
+def columnar_columns(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
+    return [table.column(n).to_pylist() for n in names]
+
+
+def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: list[Any]) -> None:
+    names = ("filename", "rows", "malformed", "timestamp_max")
+    for name, count, malformed, top in zip(*columnar_columns(per_file, names), strict=True):
+        found.data_points[name] = count - malformed
+        if malformed:
+            found.problems[name] = columnar.MALFORMED_ROWS.format(malformed)
+        if top is not None:
+            found.newest = top if found.newest is None else max(found.newest, top)
+    per_series = pc.equal(table.column("per_series"), 1)
+    days = table.filter(pc.and_(per_series, pc.is_valid(table.column("day"))))
+    found.days.append(days.select([*_KEYS, "day", *_FIGURE_NAMES]))
+    whole = pc.and_(per_series, pc.equal(table.column("whole"), 1))
+    found.series.append(
+        table.filter(pc.and_(whole, pc.is_valid(table.column("timestamp_min")))).select(
+            [*_KEYS, *_FIGURE_NAMES]
+        )
+    )
+    found.scanned[rows] = items
+
+
+_FIGURE_NAMES: Final = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
+
+
+def _settle_json_problems(found: Scan, limits: StreamLimits) -> list[StreamObject]:
+    """The per-object path's problem and counts for JSON files with bad lines; the files whose
+    count of bad lines is not the scan's (they leave the scan)."""
+    disagree: list[StreamObject] = []
+    for rows, items in found.scanned.items():
+        if "read_json(" not in rows:
+            continue
+        for item in items:
+            if item.location not in found.problems:
+                continue
+            decoded = read_points(item.location, item.size, limits)
+            expected = found.data_points[item.location]
+            if decoded.data_points != expected or decoded.problem is None:
+                disagree.append(item)
+                continue
+            found.problems[item.location] = decoded.problem
+    return disagree
+
+
+def scan(
+    ordered: list[StreamObject], limits: StreamLimits, workers: int
+) -> tuple[Scan, list[StreamObject]]:
+    """(what the scans found, the objects left to the per-object path, in ``ordered``'s
+    order). Nothing is scanned without DuckDB installed."""
+    found = Scan()
+    if not fast_json.available():
+        return found, list(ordered)
+    parquet, _ = columnar.split(ordered, limits.max_object_bytes, limits.max_object_points)
+    chosen = {o.location for o in parquet}
+    rest = [o for o in ordered if o.location not in chosen]
+    json_files = [o for o in rest if _json_eligible(o, limits)]
+    gzip = [o for o in json_files if _is_gzip(o.location)]
+    plain = [o for o in json_files if o not in gzip]
+    left: list[StreamObject] = []
+    for rows, items in (
+        (_PARQUET_ROWS, parquet),
+        (_json_rows(True, limits), gzip),
+        (_json_rows(False, limits), plain),
+    ):
+        left += _scan_group(rows, items, workers, found, limits.max_object_points)
+    disagree = _settle_json_problems(found, limits)
+    if disagree:
+        return scan_without(ordered, disagree, limits, workers)
+    done = {o.location for items in found.scanned.values() for o in items}
+    return found, [o for o in ordered if o.location not in done]
+
+
+def scan_without(
+    ordered: list[StreamObject], out: list[StreamObject], limits: StreamLimits, workers: int
+) -> tuple[Scan, list[StreamObject]]:
+    """``scan`` of all but ``out``, which go to the per-object path."""
+    removed = {o.location for o in out}
+    found, left = scan([o for o in ordered if o.location not in removed], limits, workers)
+    leave = {o.location for o in [*left, *out]}
+    return found, [o for o in ordered if o.location in leave]
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as source:
+        return source.read(len(_GZIP)) == _GZIP
+
+
+def figures(found: Scan, start: int | None, workers: int) -> pa.Table:
+    """The figures per series and dimension set of the scanned points after ``start``: days
+    wholly after it kept, days at or before it dropped, the day holding it counted again."""
+    days = pa.concat_tables(found.days) if found.days else None
+    if days is None or not days.num_rows:
+        return _empty()
+    if start is not None:
+        low, high = days.column("timestamp_min"), days.column("timestamp_max")
+        straddle = pc.and_(pc.less_equal(low, start), pc.greater(high, start))
+        if pc.any(straddle).as_py():
+            day = pc.min(pc.filter(days.column("day"), straddle)).as_py()
+            inside = pc.and_(pc.greater(low, start), pc.not_equal(days.column("day"), day))
+            kept = days.filter(inside).select([*_KEYS, *_FIGURE_NAMES])
+            return _merge([kept, *_recount(found, start, day, workers)])
+        if pc.all(pc.greater(low, start)).as_py() and len(found.series) == 1:
+            return found.series[0].cast(_empty().schema)  # the window holds every point
+        days = days.filter(pc.greater(low, start))
+    return _merge([days.select([*_KEYS, *_FIGURE_NAMES])])
+
+
+def _recount(found: Scan, start: int, day: int, workers: int) -> list[pa.Table]:
+    """The figures of the points after ``start`` in ``day``, from the objects delivered near it
+    (those without a delivery hour always)."""
+    low, high = day * DAY_MS - DAY_MS - PARTITION_SLACK_MS, (day + 2) * DAY_MS + PARTITION_SLACK_MS
+    parts: list[pa.Table] = []
+    for rows, items in found.scanned.items():
+        near = [o for o in items if o.hour is None or (low < o.hour + HOUR_MS and o.hour < high)]
+        if not near:
+            continue
+        query = _RECOUNT.format(rows=rows)
+        params = {"files": [o.location for o in near], "start": start, "day": day}
+        result = _connection(workers).sql(query, params=params).arrow()
+        parts.append(result.read_all() if hasattr(result, "read_all") else result)
+    return parts
+
+
+def _empty() -> pa.Table:
+    text = [pa.field(k, pa.string()) for k in _KEYS]
+    numbers = [pa.field(n, pa.float64()) for n in _FIGURE_NAMES[:3]]
+    times = [pa.field(n, pa.int64()) for n in _FIGURE_NAMES[3:]]
+    return pa.schema([*text, *numbers, *times]).empty_table()
+
+
+def _merge(parts: list[pa.Table]) -> pa.Table:
+    """Day figures -> series figures, by DuckDB as the scan made them (its ``max`` takes a NaN
+    as the largest number, as the per-object path's DuckDB group-by does)."""
+    schema = _empty().schema
+    table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts])
+    functions = ("max", "sum", "sum", "min", "max")
+    figures = ", ".join(f"{f}({n}) AS {n}" for n, f in zip(_FIGURE_NAMES, functions, strict=True))
+    query = f"SELECT {', '.join(_KEYS)}, {figures} FROM day_figures GROUP BY ALL"
+    connection = fast_json.connection()
+    connection.register("day_figures", table)
+    try:
+        result = connection.sql(query).arrow()
+        merged: pa.Table = result.read_all() if hasattr(result, "read_all") else result
+    finally:
+        connection.unregister("day_figures")
+    return merged.select(schema.names).cast(schema)

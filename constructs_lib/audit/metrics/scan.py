@@ -119,7 +119,7 @@ _PARQUET_ROWS: Final = f"SELECT *, valid AS ok FROM ({columnar._ROWS})"
 def _connection(workers: int) -> Any:
     import duckdb
 
-    return duckdb.connect(config={"threads": max(1, workers)})
+    return fast_json.quiet(duckdb.connect(config={"threads": max(1, workers)}))
 
 
 def _run(rows: str, files: list[str], workers: int) -> pa.Table:

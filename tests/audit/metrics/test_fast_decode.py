@@ -326,3 +326,12 @@ def test_data_spanning_less_than_the_window_is_read_in_one_scan(
     monkeypatch.setattr(scan, "_recount", None)  # never called
     result = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
     assert (list(result.series), list(result.coverage)) == expected(points, 14)
+
+
+def test_duckdb_draws_no_progress_bar_on_the_command_s_stderr() -> None:
+    # DuckDB draws one on stderr for a query over 2 s, between queue-audit's own lines.
+    from constructs_lib.audit.metrics import scan
+
+    for connection in (fast_json.connection(), scan._connection(2)):
+        setting = connection.sql("SELECT current_setting('enable_progress_bar')").fetchall()
+        assert setting == [(False,)]

@@ -226,8 +226,9 @@ def scan(
     chosen = {o.location for o in parquet}
     rest = [o for o in ordered if o.location not in chosen]
     json_files = [o for o in rest if _json_eligible(o, limits)]
-    gzip = [o for o in json_files if _is_gzip(o.location)]
-    plain = [o for o in json_files if o not in gzip]
+    is_gzip = [_is_gzip(o.location) for o in json_files]
+    gzip = [o for o, zipped in zip(json_files, is_gzip, strict=True) if zipped]
+    plain = [o for o, zipped in zip(json_files, is_gzip, strict=True) if not zipped]
     left: list[StreamObject] = []
     for rows, items in (
         (_PARQUET_ROWS, parquet),

@@ -27,16 +27,8 @@ def group(table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str
         [*(f'"{k}"' for k in keys), *(f'{f}("{c}") AS "{c}_{f}"' for c, f in figures)]
     )
     key_list = ", ".join(f'"{k}"' for k in keys)
-    # DuckDB reads the Arrow table in place, by the name the query gives it.
     query = f"SELECT {selected} FROM grouped_points GROUP BY {key_list}"
-    connection = fast_json.connection()
-    connection.register("grouped_points", table)
-    try:
-        result = connection.sql(query).arrow()
-        grouped: pa.Table = result.read_all() if hasattr(result, "read_all") else result
-    finally:
-        connection.unregister("grouped_points")
-    return grouped.cast(
+    return query_table(table, "grouped_points", query).cast(
         pa.schema(
             [
                 *(table.schema.field(k) for k in keys),
@@ -44,3 +36,15 @@ def group(table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str
             ]
         )
     )
+
+
+def query_table(table: pa.Table, name: str, query: str) -> pa.Table:
+    """``query``'s result as an Arrow table; DuckDB reads ``table`` in place, by ``name``."""
+    connection = fast_json.connection()
+    connection.register(name, table)
+    try:
+        result = connection.sql(query).arrow()
+        answer: pa.Table = result.read_all() if hasattr(result, "read_all") else result
+    finally:
+        connection.unregister(name)
+    return answer

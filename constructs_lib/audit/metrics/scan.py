@@ -36,7 +36,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from constructs_lib.audit.metrics import columnar, fast_json
+from constructs_lib.audit.metrics import columnar, fast_json, grouping
 from constructs_lib.audit.metrics.decode import SERIES_DIMENSION, SQS, StreamLimits
 from constructs_lib.audit.metrics.request import DAY_MS, HOUR_MS
 from constructs_lib.audit.metrics.stream import PARTITION_SLACK_MS, StreamObject, read_points
@@ -309,11 +309,5 @@ def _merge(parts: list[pa.Table]) -> pa.Table:
     functions = ("max", "sum", "sum", "min", "max")
     figures = ", ".join(f"{f}({n}) AS {n}" for n, f in zip(_FIGURE_NAMES, functions, strict=True))
     query = f"SELECT {', '.join(_KEYS)}, {figures} FROM day_figures GROUP BY ALL"
-    connection = fast_json.connection()
-    connection.register("day_figures", table)
-    try:
-        result = connection.sql(query).arrow()
-        merged: pa.Table = result.read_all() if hasattr(result, "read_all") else result
-    finally:
-        connection.unregister("day_figures")
+    merged = grouping.query_table(table, "day_figures", query)
     return merged.select(schema.names).cast(schema)

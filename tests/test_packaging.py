@@ -183,8 +183,9 @@ def test_wheel_splits_the_audit_and_spark_extras(wheel: Path) -> None:
     extras = requirements_by_extra(wheel)
     assert set(extras) == {"", "audit", "spark"}
     assert extras[""] == {"aws-cdk-lib", "constructs"}
-    # the local engine: parsers and the SAM translator, no Spark, no dataframes
-    assert extras["audit"] == {"pyyaml", "aws-sam-translator", "boto3"}
+    # the local engine: parsers, the SAM translator and DuckDB (--metrics), no Spark, no
+    # dataframes
+    assert extras["audit"] == {"pyyaml", "aws-sam-translator", "boto3", "duckdb"}
     # the Spark engine: the audit extra (which the build writes out in full), plus Spark with
     # its Connect client (and its pyarrow) and pandas
     assert extras["spark"] == extras["audit"] | {"pyspark[connect]", "pandas"}

@@ -15,13 +15,12 @@ from constructs_lib.audit.accept import apply as acceptance
 from constructs_lib.audit.accept import baseline, suppressions
 from constructs_lib.audit.cli_options import (
     build_parser,
-    default_workers,
     limits_from,
     metrics_from,
 )
 from constructs_lib.audit.engines import choice
 from constructs_lib.audit.engines import spark as spark_engine
-from constructs_lib.audit.engines.choice import auto_spark_files
+from constructs_lib.audit.engines.choice import auto_spark_files, default_workers
 from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.inputs import deployed, discovery, objects
 from constructs_lib.audit.metrics import observations

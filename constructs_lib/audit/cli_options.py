@@ -10,7 +10,11 @@ from typing import Any
 
 from constructs_lib.audit import report, rules, safety
 from constructs_lib.audit.accept import profiles
-from constructs_lib.audit.engines.choice import SPARK_FIXED_SECONDS, auto_spark_files
+from constructs_lib.audit.engines.choice import (
+    SPARK_FIXED_SECONDS,
+    auto_spark_files,
+    default_workers,
+)
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.metrics import request as metrics_request
 
@@ -21,11 +25,6 @@ from constructs_lib.audit.metrics import request as metrics_request
 # machine with that many cores, and workers beyond the number of files are never started.
 FILES_PER_WORKER = 3
 MAX_WORKERS = 256
-
-
-def default_workers() -> int:
-    """The local engine's parsing workers without ``--workers``: one per core."""
-    return os.cpu_count() or 1
 
 
 def _workers(text: str) -> int:

@@ -57,6 +57,12 @@ class Workload:
         )
 
 
+def default_workers() -> int:
+    """The local engine's workers without ``--workers``: one per core (parsing processes for
+    templates, reading threads for metric streams)."""
+    return os.cpu_count() or 1
+
+
 def memory_bytes() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

@@ -9,15 +9,15 @@ data points, whatever their period).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from constructs_lib.audit.engines.choice import default_workers
 from constructs_lib.audit.metrics import grouping, scan, stream
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, Decoded, StreamLimits
 from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, HOUR_MS, window
@@ -61,12 +61,6 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 _COMPACT_ROWS: Final = 2_000_000
 
 
-def default_workers() -> int:
-    """One reading thread per core: the template audit's default for ``--workers``
-    (``cli_options.default_workers``)."""
-    return os.cpu_count() or 1
-
-
 # Objects read ahead of the fold per worker: enough that a worker never waits for the fold,
 # few enough that the objects in flight stay a small multiple of one object's points.
 _READ_AHEAD_PER_WORKER: Final = 2
@@ -105,17 +99,12 @@ def _merge(partials: list[pa.Table]) -> pa.Table:
     )
 
 
-def _columns(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
-    """Columns as Python lists: a column at a time, several times faster than row dicts."""
-    return [table.column(name).to_pylist() for name in names]
-
-
 def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
     figures = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
     ordered = named.sort_by([(k, "ascending") for k in SERIES_KEYS])
     series_rows = list(
-        map(SeriesRow._make, zip(*_columns(ordered, (*SERIES_KEYS, *figures)), strict=True))
+        map(SeriesRow._make, zip(*grouping.columns(ordered, (*SERIES_KEYS, *figures)), strict=True))
     )
     sqs = partial.filter(pc.equal(partial.column("namespace"), SQS))
     coverage = sqs.group_by(list(COVERAGE_KEYS)).aggregate(
@@ -123,7 +112,10 @@ def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     )
     spans = ("timestamp_min_min", "timestamp_max_max")
     coverage_rows = list(
-        map(CoverageRow._make, zip(*_columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True))
+        map(
+            CoverageRow._make,
+            zip(*grouping.columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True),
+        )
     )
     # Arrow sorts text by its UTF-8 bytes, which is Python's order of code points, and the
     # series keys are unique: the rows are already in Python's order.
@@ -266,8 +258,9 @@ def read_and_aggregate(
     before all), and folded into running figures once the window's end is known, so memory
     follows the series and a day of data points, not the whole window; local JSON and Parquet
     objects are read by DuckDB in one streaming scan per format instead (``scan``).
-    MetricsInputError when the location cannot be listed. ``workers`` threads (default: one per core) read objects ahead of the
-    fold, and DuckDB's threads; the figures do not depend on them."""
+    MetricsInputError when the location cannot be listed. ``workers`` (default: one per core)
+    are the threads that read objects ahead of the fold, and DuckDB's; the figures do not
+    depend on them."""
     workers = default_workers() if workers is None else workers
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)

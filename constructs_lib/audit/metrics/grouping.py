@@ -7,7 +7,7 @@ of the rows is not part of the result."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 
@@ -48,3 +48,8 @@ def query_table(table: pa.Table, name: str, query: str) -> pa.Table:
     finally:
         connection.unregister(name)
     return answer
+
+
+def columns(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
+    """Columns as Python lists: a column at a time, several times faster than row dicts."""
+    return [table.column(name).to_pylist() for name in names]

@@ -156,7 +156,7 @@ def _scan_group(
         per_file = table.filter(pc.equal(table.column("per_series"), 0))
         over = {
             f
-            for f, n in zip(*columnar_columns(per_file, ("filename", "rows")), strict=True)
+            for f, n in zip(*grouping.columns(per_file, ("filename", "rows")), strict=True)
             if n > max_rows
         }
         if over:
@@ -168,13 +168,9 @@ def _scan_group(
     return left + items
 
 
-def columnar_columns(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
-    return [table.column(n).to_pylist() for n in names]
-
-
 def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: list[Any]) -> None:
     names = ("filename", "rows", "malformed", "timestamp_max")
-    for name, count, malformed, top in zip(*columnar_columns(per_file, names), strict=True):
+    for name, count, malformed, top in zip(*grouping.columns(per_file, names), strict=True):
         found.data_points[name] = count - malformed
         if malformed:
             found.problems[name] = columnar.MALFORMED_ROWS.format(malformed)

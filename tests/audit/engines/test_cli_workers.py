@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.audit import cli, cli_options
+from constructs_lib.audit.engines import choice
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.parse import isolation
 from tests.audit.conftest import healthy, write
@@ -76,7 +77,7 @@ def test_default_applies_to_the_engine_auto_chooses_locally(
 ) -> None:
     given, _started = _watch(monkeypatch)
     assert cli.main([str(_fleet(tmp_path, 2)), "--quiet"]) == 0
-    assert given == [cli_options.default_workers()]
+    assert given == [choice.default_workers()]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -162,5 +163,5 @@ def test_help_names_the_default_the_range_and_why(capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert f"one per core, here {cli_options.default_workers()}" in text
+    assert f"one per core, here {choice.default_workers()}" in text
     assert f"1-{cli_options.MAX_WORKERS}" in text and "open files" in text

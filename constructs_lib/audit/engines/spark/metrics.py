@@ -44,8 +44,8 @@ from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
 
 # Spark's file sources pack files by ``spark.sql.files.maxPartitionBytes`` (default 128 MiB)
-# and ``spark.sql.files.openCostInBytes`` (4 MiB, for HDFS; ours 64 KiB unless set): 3,000
-# objects of 7.7 KB took 54 s in 3 tasks, 69 s in the 94 a 4 MiB open cost makes (local[2]).
+# and ``spark.sql.files.openCostInBytes`` (4 MiB, for HDFS; ours 64 KiB unless set): 5,716 objects
+# of 4.5 KB took 17.6 s, and 26.4 s at 4 MiB (bench/spark_metrics_read.py, local[2]).
 MAX_PARTITION_BYTES: Final = 128 * 2**20
 OPEN_COST_BYTES: Final = 64 * 2**10
 # Spark's size suffixes (JavaUtils.byteStringAsBytes): binary multiples.

@@ -101,6 +101,21 @@ def spark_audit(request: pytest.FixtureRequest) -> EngineAudit:
     return engine_of("spark", request)
 
 
+# The Spark engine's two ways of joining across templates: the suite's fleets are small, so its
+# default joins them on the driver (``evaluate.DRIVER_JOIN_BYTES``); the executors' joins are
+# what a large fleet gets.
+JOIN_WAYS = {"driver": 2**62, "executors": 0}
+
+
+@pytest.fixture(scope="module", params=list(JOIN_WAYS))
+def spark_joining(request: pytest.FixtureRequest) -> EngineAudit:
+    """The Spark engine joining across templates on the driver, then on the executors."""
+    from constructs_lib.audit.engines.spark.job import SparkEngine
+
+    engine = SparkEngine(request.getfixturevalue("spark"), JOIN_WAYS[request.param])
+    return EngineAudit("spark", engine.audit)
+
+
 ALARM_TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:queue-alarms"
 
 

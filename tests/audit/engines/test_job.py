@@ -49,8 +49,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def spark_result(spark_audit: EngineAudit, corpus: Path) -> AuditResult:
-    return spark_audit(AuditInputs(discovery.discover([str(corpus)])))
+def spark_result(spark_joining: EngineAudit, corpus: Path) -> AuditResult:
+    return spark_joining(AuditInputs(discovery.discover([str(corpus)])))
 
 
 def by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -137,3 +137,27 @@ def test_output_dataset_holds_every_finding_once_per_run(
     ]
     summary = json.loads((target / "summary" / f"{run_dir.name}.json").read_text())["summary"]
     assert summary["findings"] == len(result.findings)
+
+
+def test_the_join_runs_on_the_driver_up_to_its_limit_and_on_the_executors_beyond(
+    spark: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from constructs_lib.audit.engines.spark import job
+    from constructs_lib.audit.resolve import crossing
+
+    inputs = AuditInputs(discovery.discover([str(corpus)]))
+    quiet = AuditOptions(quiet=True)
+    # the text the join stage reads, measured as the engine measures it
+    _wide, _files, _queues, size = job._parse_fleet(spark, inputs, quiet, 2)
+    assert size > 0
+    planned: list[object] = []  # a spy: the driver's plan, called through
+    real_plan = crossing.plan
+    monkeypatch.setattr(crossing, "plan", lambda rows: planned.append(rows) or real_plan(rows))
+    at_limit = job.SparkEngine(spark, driver_join_bytes=size).audit(inputs, quiet)
+    assert len(planned) == 1
+    beyond = job.SparkEngine(spark, driver_join_bytes=size - 1).audit(inputs, quiet)
+    assert len(planned) == 1
+    assert sorted(at_limit.findings, key=Finding.sort_key) == sorted(
+        beyond.findings, key=Finding.sort_key
+    )
+    assert at_limit.cross_template == beyond.cross_template

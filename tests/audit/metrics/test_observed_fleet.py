@@ -139,7 +139,7 @@ def test_the_summary_counts_queues_with_and_without_metrics(observed: str) -> No
 
 
 def test_spark_finds_what_the_local_engine_finds(
-    observed: str, spark: Any, spark_audit: EngineAudit, fleet: tuple[Fleet, str]
+    observed: str, spark: Any, spark_joining: EngineAudit, fleet: tuple[Fleet, str]
 ) -> None:
     from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
@@ -148,7 +148,7 @@ def test_spark_finds_what_the_local_engine_finds(
     environment.update(fleet[0].env)
     try:
         read = spark_metrics.read_and_aggregate(spark, observed, DAYS)
-        on_spark = spark_audit(AuditInputs([], TARGETS, observed_metrics(read)))
+        on_spark = spark_joining(AuditInputs([], TARGETS, observed_metrics(read)))
     finally:
         environment.clear()
         environment.update(saved)

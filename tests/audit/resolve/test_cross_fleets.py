@@ -127,9 +127,9 @@ def test_the_local_engine_finds_the_ground_truth(fleet: Any) -> None:
 
 
 @pytest.mark.spark
-def test_spark_finds_what_the_local_engine_finds(spark_audit: EngineAudit, fleet: Any) -> None:
+def test_spark_finds_what_the_local_engine_finds(spark_joining: EngineAudit, fleet: Any) -> None:
     _, root, expected, _, local = fleet
-    result = spark_audit(AuditInputs(discovery.discover([str(root)])))
+    result = spark_joining(AuditInputs(discovery.discover([str(root)])))
     findings: list[Finding] = list(result.findings)
     assert _triples(root, findings) == _triples(root, local.findings)
     assert result.queues == local.queues

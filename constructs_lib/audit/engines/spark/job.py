@@ -20,7 +20,13 @@ from constructs_lib.audit import model
 from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.engines.spark.accept import accept, fixed_of
 from constructs_lib.audit.engines.spark.deployed import parse_targets
-from constructs_lib.audit.engines.spark.evaluate import evaluate, queues_with_metrics
+from constructs_lib.audit.engines.spark.evaluate import (
+    CROSSING_KINDS,
+    DRIVER_JOIN_BYTES,
+    JOINED_KINDS,
+    evaluate,
+    queues_with_metrics,
+)
 from constructs_lib.audit.engines.spark.parse import parse
 from constructs_lib.audit.engines.spark.schemas import WIDE_TEXT, RowKind, narrow
 from constructs_lib.audit.engines.spark.streaming import report_view, summarize
@@ -35,25 +41,32 @@ from constructs_lib.audit.resolve import nesting
 FILES_PER_PARTITION = 25_000
 
 
-def _counts(wide: DataFrame) -> tuple[int, int]:
-    """(files, queues) in one job, which also fills the cache of parsed rows."""
+def _counts(wide: DataFrame) -> tuple[int, int, int]:
+    """(files, queues, bytes of text the join stage reads) in one job, which also fills the
+    cache of parsed rows."""
     tag = F.col("tag")
     resource_type = F.col(WIDE_TEXT[ResourceRow._fields.index("type")])
     is_queue = (tag == RowKind.RESOURCE) & (resource_type == model.QUEUE)
+    text = sum((F.coalesce(F.octet_length(c), F.lit(0)) for c in WIDE_TEXT), F.lit(0))
+    joined = tag.isin(*{*CROSSING_KINDS, *JOINED_KINDS})
     row = wide.select(
         F.sum(F.when(tag == RowKind.FILE, 1).otherwise(0)).alias("files"),
         F.sum(F.when(is_queue, 1).otherwise(0)).alias("queues"),
+        F.sum(F.when(joined, text).otherwise(0)).alias("join_bytes"),
     ).first()
     assert row is not None  # an aggregate without grouping has exactly one row
-    return int(row["files"] or 0), int(row["queues"] or 0)
+    return int(row["files"] or 0), int(row["queues"] or 0), int(row["join_bytes"] or 0)
 
 
 class SparkEngine:
     """The audit on one Spark session (``spark``), which its caller starts, reuses and stops
-    (``session.running``): the engine only runs jobs on it."""
+    (``session.running``): the engine only runs jobs on it. The join stage runs on the driver
+    when the rows it reads hold at most ``driver_join_bytes`` of text, on the executors
+    otherwise (``evaluate.DRIVER_JOIN_BYTES``; 0 always joins on the executors)."""
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, driver_join_bytes: int = DRIVER_JOIN_BYTES) -> None:
         self.spark = spark
+        self.driver_join_bytes = driver_join_bytes
 
     def audit(self, inputs: AuditInputs, options: AuditOptions) -> AuditResult:
         """The Spark engine's entry point (``request.py``), with the local engine's findings:
@@ -74,12 +87,15 @@ class SparkEngine:
         started = time.perf_counter()
         say(f"reading and parsing {plural(len(files), 'file')}")
         partitions = _partitions(self.spark, len(files))
-        wide, file_count, queue_count = _parse_fleet(self.spark, inputs, options, partitions)
+        wide, file_count, queue_count, join_bytes = _parse_fleet(
+            self.spark, inputs, options, partitions
+        )
         timings["parse"] = time.perf_counter() - started
         say(f"parsed {file_count:,} of {plural(len(files), 'file')} in {timings['parse']:.1f} s")
 
         mark = time.perf_counter()
-        judged, share = evaluate(wide, partitions, inputs.metrics)
+        on_driver = join_bytes <= self.driver_join_bytes
+        judged, share = evaluate(wide, partitions, inputs.metrics, on_driver)
         # On disk, not in memory: on a local master the executor is the driver's JVM, whose
         # heap must not hold the fleet's findings.
         findings_df = accept(self.spark, judged, options.acceptance, partitions).persist(
@@ -109,9 +125,9 @@ class SparkEngine:
 
 def _parse_fleet(
     spark: SparkSession, inputs: AuditInputs, options: AuditOptions, partitions: int
-) -> tuple[DataFrame, int, int]:
+) -> tuple[DataFrame, int, int, int]:
     """The parsed rows of the files and deployed stacks, cached in ``partitions``, and
-    (files, queues) counted: nested stacks whose parent passes plain values are parsed again
+    (files, queues, the join stage's bytes) counted: nested stacks whose parent passes plain values are parsed again
     with those values."""
     files, limits, overrides = list(inputs.files), options.limits, options.overrides
     wide = parse(spark, files, limits, overrides, inputs.metrics)
@@ -128,10 +144,10 @@ def _parse_fleet(
         reparsed = parse(spark, again, limits, child_overrides, inputs.metrics)
         kept = wide.filter(~F.col("src").isin([file for file, _stack in again]))
         first, wide = wide, kept.unionByName(reparsed).coalesce(partitions).persist()
-    file_count, queue_count = _counts(wide)
+    counts = _counts(wide)
     if again:
         first.unpersist()
-    return wide, file_count, queue_count
+    return (wide, *counts)
 
 
 def _gathered(

@@ -20,11 +20,8 @@ from pyspark.sql import functions as F
 from constructs_lib.audit import model
 from constructs_lib.audit.engines.spark.schemas import EDGE_COLUMNS, UNRESOLVED
 from constructs_lib.audit.model import EdgeRow, ResourceRow
+from constructs_lib.audit.resolve.crossing import IMPORTING
 from constructs_lib.audit.resolve.within_template import NAMES
-
-# Appended to an importing template's name where its imports touch keys: an import may resolve
-# to a resource of its own template and of others, so it counts as another template.
-IMPORTING = "\u0000import"
 
 
 def _is_import() -> Column:

@@ -154,14 +154,30 @@ def findings_frame(spark: SparkSession, findings: list[Finding]) -> DataFrame:
     return spark.createDataFrame(table, FINDING_SCHEMA)
 
 
+def _fields_in_wide(tag: str) -> list[str]:
+    """The wide schema's column that holds each field of a kind of row, in the kind's order."""
+    texts, ints = iter(WIDE_TEXT), iter(WIDE_INTS)
+    return [
+        next(ints) if isinstance(f.dataType, IntegerType) else next(texts)
+        for f in ROW_SCHEMAS[tag].fields
+    ]
+
+
+def collected(wide: DataFrame, tags: Iterable[str]) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows of the kinds ``tags`` on the driver, in one job: each kind's rows as tuples of its
+    schema's fields, then the file they came from."""
+    wanted = list(tags)
+    table = wide.filter(F.col("tag").isin(wanted)).toArrow().to_pydict()
+    rows: dict[str, list[tuple[Any, ...]]] = {tag: [] for tag in wanted}
+    places = {tag: [table[name] for name in (*_fields_in_wide(tag), "src")] for tag in wanted}
+    for i, tag in enumerate(table["tag"]):
+        rows[tag].append(tuple(column[i] for column in places[tag]))
+    return rows
+
+
 def narrow(wide: DataFrame, tag: str, with_src: bool = False) -> DataFrame:
     """The rows of one kind (a ``RowKind``), with its schema's columns (and the file they came
     from)."""
-    texts, ints = iter(WIDE_TEXT), iter(WIDE_INTS)
-    columns = [
-        F.col(next(ints)).alias(f.name)
-        if isinstance(f.dataType, IntegerType)
-        else F.col(next(texts)).alias(f.name)
-        for f in ROW_SCHEMAS[tag].fields
-    ]
+    places = zip(_fields_in_wide(tag), ROW_SCHEMAS[tag].names, strict=True)
+    columns = [F.col(place).alias(name) for place, name in places]
     return wide.filter(F.col("tag") == tag).select(*columns, *(["src"] if with_src else []))

@@ -15,8 +15,35 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
+
+
+def local_session(*settings: tuple[str, str]) -> Any:
+    """A quiet ``local[2]`` session: Spark's defaults but for ``settings``."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    for key, value in settings:
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def generated_templates(count: int, folder: str) -> str:
+    """``count`` templates from ``generate_templates.py`` under ``folder``: their folder."""
+    generate = [sys.executable, str(HERE / "generate_templates.py")]
+    subprocess.run(
+        [*generate, "--count", str(count), "--out", folder], check=True, stdout=subprocess.DEVNULL
+    )
+    return f"{folder}/templates"
 
 
 def main() -> None:
@@ -24,30 +51,16 @@ def main() -> None:
     options.add_argument("--count", type=int, default=20, help="templates (default 20)")
     options.add_argument("--runs", type=int, default=3, help="runs (default 3)")
     args = options.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
     from constructs_lib.audit import cli
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_session()
     scheduler = spark.sparkContext._jsc.sc().dagScheduler()
     with tempfile.TemporaryDirectory() as folder:
-        generate = [sys.executable, str(HERE / "generate_templates.py")]
-        subprocess.run(
-            [*generate, "--count", str(args.count), "--out", folder],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        templates = generated_templates(args.count, folder)
         for run in range(args.runs):
             before, started = scheduler.nextJobId(), time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
-                cli.main([f"{folder}/templates", "--engine", "spark", "--quiet"])
+                cli.main([templates, "--engine", "spark", "--quiet"])
             jobs = scheduler.nextJobId() - before
             print(f"run {run + 1}: {jobs} Spark jobs, {time.perf_counter() - started:.1f} s")
     spark.stop()

@@ -12,16 +12,16 @@ come first.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spark_jobs import generated_templates, local_session
 
 
 def _peak_mib() -> float:
@@ -33,29 +33,14 @@ def main() -> None:
     options.add_argument("--count", type=int, default=2000, help="templates (default 2000)")
     options.add_argument("--runs", type=int, default=3, help="runs of each way (default 3)")
     args = options.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
     from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
     from constructs_lib.audit.engines.spark import job
     from constructs_lib.audit.inputs import discovery
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_session(("spark.sql.shuffle.partitions", "2"))
     with tempfile.TemporaryDirectory() as folder:
-        generate = [sys.executable, str(HERE / "generate_templates.py")]
-        subprocess.run(
-            [*generate, "--count", str(args.count), "--out", folder],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        inputs = AuditInputs(tuple(discovery.discover([f"{folder}/templates"])))
+        templates = generated_templates(args.count, folder)
+        inputs = AuditInputs(tuple(discovery.discover([templates])))
         quiet = AuditOptions(quiet=True)
         _wide, _files, _queues, join_bytes = job._parse_fleet(spark, inputs, quiet, 2)
         print(f"{args.count:,} templates: the join stage reads {join_bytes / 2**20:.1f} MiB")

@@ -127,8 +127,8 @@ def _parse_fleet(
     spark: SparkSession, inputs: AuditInputs, options: AuditOptions, partitions: int
 ) -> tuple[DataFrame, int, int, int]:
     """The parsed rows of the files and deployed stacks, cached in ``partitions``, and
-    (files, queues, the join stage's bytes) counted: nested stacks whose parent passes plain values are parsed again
-    with those values."""
+    (files, queues, the join stage's bytes) counted: nested stacks whose parent passes plain
+    values are parsed again with those values."""
     files, limits, overrides = list(inputs.files), options.limits, options.overrides
     wide = parse(spark, files, limits, overrides, inputs.metrics)
     if inputs.deployed:

@@ -308,6 +308,25 @@ def test_spark_gives_the_local_figures(spark: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
+def test_spark_keeps_the_decoded_points_on_disk_not_in_the_jvm_heap(
+    spark: Any, tmp_path: Path
+) -> None:
+    # On a local master the executor is the driver's JVM: 10^8 points cached in memory ran its
+    # default 1 GiB heap out (docs/performance.md, "Spark at 10^8").
+    from pyspark import StorageLevel
+
+    from constructs_lib.audit.engines.spark import metrics as spark_metrics
+
+    write_stream(tmp_path, _corpus_points(days=1))
+    frames = spark_metrics.aggregate_frames(spark, str(tmp_path), 14, LIMITS)
+    try:
+        assert frames.decoded.storageLevel == StorageLevel.DISK_ONLY
+        assert frames.decoded.is_cached
+    finally:
+        frames.release()
+
+
+@pytest.mark.spark
 def test_spark_without_objects_has_no_figures(spark: Any, tmp_path: Path) -> None:
     from constructs_lib.audit.engines.spark import metrics as spark_metrics
 

@@ -148,7 +148,8 @@ def test_the_join_runs_on_the_driver_up_to_its_limit_and_on_the_executors_beyond
     inputs = AuditInputs(discovery.discover([str(corpus)]))
     quiet = AuditOptions(quiet=True)
     # the text the join stage reads, measured as the engine measures it
-    _wide, _files, _queues, size = job._parse_fleet(spark, inputs, quiet, 2)
+    wide, _files, _queues, size = job._parse_fleet(spark, inputs, quiet, 2)
+    wide.unpersist()  # the suite's session is shared: leave nothing cached
     assert size > 0
     planned: list[object] = []  # a spy: the driver's plan, called through
     real_plan = crossing.plan

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from constructs_lib.backoff import VISIBILITY_MAX, Backoff
+from constructs_lib.time_budget import TimeBudget
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +71,15 @@ def process_batch(
     sqs_client: Any = None,
     now: float | None = None,
     rng: random.Random | None = None,
+    context: Any = None,
+    margin: float | None = None,
 ) -> BatchResponse:
     """Call ``handle_record`` on each record; every record that raises waits its backoff and is
     reported in the partial batch response this returns (``ReportBatchItemFailures``).
+
+    With ``context`` (the Lambda context), a record starts only while the invocation has at
+    least ``margin`` seconds left (``time_budget.TimeBudget``); the records not started are
+    reported too and visible again at once, so a batch that runs long returns only them.
 
     On a FIFO queue the first failure ends the batch: Lambda requires the records after it to be
     reported unprocessed too (Lambda developer guide, "Handling errors for an SQS event source",
@@ -84,25 +91,34 @@ def process_batch(
         boto3's choice, so ``AWS_ENDPOINT_URL`` applies).
     :param now: the time in seconds since the epoch; default ``time.time()``.
     :param rng: the jitter's random source; default the ``random`` module.
+    :param context: the invocation's Lambda context; default none: every record starts.
+    :param margin: the seconds that must be left to start a record (with ``context``); default
+        the longest record so far plus ``time_budget.WRAP_UP_SECONDS``.
     """
     records = sqs_records(event)
     # Read before any record is processed: a bad setting fails the invocation, not half a batch.
     settings = _backoff(backoff)
+    if margin is not None and context is None:
+        raise TypeError("margin needs the invocation's time: pass context=context as well")
+    budget = TimeBudget(context, margin) if context is not None else None
     fifo = any(_is_fifo(record) for record in records)
     failed: set[str] = set()
     skipped: set[str] = set()
     for record in records:
         message_id = record["messageId"]
-        if fifo and failed:
+        if (fifo and failed) or (budget is not None and not budget.may_start(message_id)):
             skipped.add(message_id)
             continue
         try:
-            handle_record(record)
+            if budget is None:
+                handle_record(record)
+            else:
+                budget.run(handle_record, record)
         except Exception as error:
             logger.warning("message %s failed: %s: %s", message_id, type(error).__name__, error)
             failed.add(message_id)
     waits = plan_waits(records, failed, skipped, settings, _now(now), rng)
-    _change_visibility(records, waits, sqs_client)
+    _change_visibility(records, waits, sqs_client, budget)
     reported = failed | skipped
     return {
         "batchItemFailures": [
@@ -121,13 +137,16 @@ def apply_backoff(
     sqs_client: Any = None,
     now: float | None = None,
     rng: random.Random | None = None,
+    budget: TimeBudget | None = None,
 ) -> ResponseT:
     """Make every record ``response`` reports wait its backoff; ``response`` is returned as it is.
 
     ``response`` is what Powertools' ``process_partial_response`` returns. A response cannot tell
     a record that failed from one a FIFO processor skipped after a failure, so on a FIFO queue
     the first reported record of each message group waits as a failure and the group's later
-    ones wait as long. The parameters are ``process_batch``'s.
+    ones wait as long. The parameters are ``process_batch``'s, and ``budget``: the
+    ``TimeBudget`` whose ``wrap`` made the record handler; the records it did not start are
+    visible again at once, not after a backoff.
     """
     records = sqs_records(event)
     failures = response.get("batchItemFailures") if isinstance(response, Mapping) else None
@@ -142,8 +161,11 @@ def apply_backoff(
     unknown = reported - {record["messageId"] for record in records}
     if unknown:
         logger.warning("batchItemFailures names messages not in the event: %s", sorted(unknown))
-    waits = plan_waits(records, reported, set(), _backoff(backoff), _now(now), rng)
-    _change_visibility(records, waits, sqs_client)
+    not_started = set(budget.not_started) if budget is not None else set()
+    waits = plan_waits(
+        records, reported - not_started, reported & not_started, _backoff(backoff), _now(now), rng
+    )
+    _change_visibility(records, waits, sqs_client, budget)
     return response
 
 
@@ -234,9 +256,16 @@ def sqs_records(event: Mapping[str, Any]) -> list[Record]:
     return records
 
 
-def _change_visibility(records: Sequence[Record], waits: Mapping[str, int], client: Any) -> None:
+def _change_visibility(
+    records: Sequence[Record],
+    waits: Mapping[str, int],
+    client: Any,
+    budget: TimeBudget | None = None,
+) -> None:
     """Set each planned wait, ten records a call; a failed change is logged, never raised (the
-    record is reported all the same and the queue's visibility timeout applies)."""
+    record is reported all the same and the queue's visibility timeout applies). With a
+    ``budget``, no call starts once the invocation is about to end: the response must leave in
+    time, or every record of the batch returns."""
     planned = [record for record in records if record["messageId"] in waits]
     by_queue: dict[str, list[Record]] = {}
     for record in planned:
@@ -250,6 +279,14 @@ def _change_visibility(records: Sequence[Record], waits: Mapping[str, int], clie
             continue
         for start in range(0, len(queued), CHANGE_BATCH_MAX):
             chunk = queued[start : start + CHANGE_BATCH_MAX]
+            if budget is not None and not budget.may_call():
+                for record in chunk:
+                    logger.warning(
+                        "visibility of message %s not changed: too little time left; it is "
+                        "reported failed and returns after the queue's visibility timeout",
+                        record["messageId"],
+                    )
+                continue
             entries = [
                 {
                     "Id": str(index),

@@ -405,7 +405,9 @@ def test_bad_settings_in_the_environment_stop_the_batch_before_any_record(
 
 def test_the_runtime_modules_load_no_cdk() -> None:
     """The Lambda Python runtime has boto3, not aws-cdk-lib, jsii or constructs."""
-    statement = "import constructs_lib.backoff, constructs_lib.backoff_batch"
+    statement = (
+        "import constructs_lib.backoff, constructs_lib.backoff_batch, constructs_lib.time_budget"
+    )
     completed = subprocess.run(
         [sys.executable, "-c", f"{statement}\nimport sys\nprint('\\n'.join(sys.modules))"],
         capture_output=True,
@@ -413,7 +415,11 @@ def test_the_runtime_modules_load_no_cdk() -> None:
         check=True,
     )
     loaded = set(completed.stdout.split())
-    assert {"constructs_lib.backoff", "constructs_lib.backoff_batch"} <= loaded
+    assert {
+        "constructs_lib.backoff",
+        "constructs_lib.backoff_batch",
+        "constructs_lib.time_budget",
+    } <= loaded
     assert not {"aws_cdk", "jsii", "constructs"} & loaded
     assert not {name for name in loaded if name.startswith(("aws_cdk.", "jsii.", "constructs."))}
     assert "boto3" not in loaded  # imported when a visibility is first changed

@@ -35,7 +35,14 @@ from constructs_lib.retry_backoff import RetryBackoff
 
 LAYER_ID = "ConstructsLibBackoffLayer"
 """The construct id of the layer, a child of the function's stack (found or created)."""
-RUNTIME_FILES = ("__init__.py", "errors.py", "limits.py", "backoff.py", "backoff_batch.py")
+RUNTIME_FILES = (
+    "__init__.py",
+    "errors.py",
+    "limits.py",
+    "backoff.py",
+    "backoff_batch.py",
+    "time_budget.py",
+)
 """What ``import constructs_lib.backoff`` and ``constructs_lib.backoff_batch`` load (boto3 comes
 with the Lambda runtime): the layer holds these, under
 ``python/constructs_lib/`` (Lambda adds ``/opt/python`` to a Python function's path)."""

@@ -35,6 +35,7 @@ def handle_order(record: dict[str, Any]) -> None:
     process_order(record["body"])
 
 
-def handler(event: dict[str, Any], _context: object) -> dict[str, list[dict[str, str]]]:
-    # Each order that raises is logged, waits its backoff and is reported in batchItemFailures.
-    return process_batch(event, handle_order)
+def handler(event: dict[str, Any], context: object) -> dict[str, list[dict[str, str]]]:
+    # Each order that raises is logged, waits its backoff and is reported in batchItemFailures;
+    # orders not started when the invocation runs short of time are reported too, nothing else.
+    return process_batch(event, handle_order, context=context)

@@ -50,6 +50,16 @@ EARLY = 0.01
 LATE = POLL_INTERVAL + LATE_SLACK
 
 
+@dataclass
+class InvocationClock:
+    """A Lambda context's remaining time, on this machine's clock."""
+
+    deadline: float
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+
 class DownstreamDown(RuntimeError):
     """What the handler raises: the service it calls is down."""
 
@@ -314,10 +324,48 @@ def test_docs_handler_examples_back_off_what_fails(
         received += batch
     invoked_at = time.time()
 
-    response = example.handler(event_of(received, queues.arn), None)
+    context = InvocationClock(time.monotonic() + 60)
+    response = example.handler(event_of(received, queues.arn), context)
 
     assert [item["itemIdentifier"] for item in response["batchItemFailures"]] == [bad]
     again, received_at = receive_when_visible(sqs, queues.url, timeout=1 + LATE)
     assert [m["MessageId"] for m in again] == [bad]
     assert 1 - EARLY <= received_at - invoked_at <= 1 + LATE
     assert good not in {m["MessageId"] for m in again}
+
+
+@pytest.mark.usefixtures("function_environment")
+def test_a_batch_that_runs_short_of_time_returns_only_the_records_it_did_not_start(
+    sqs: Any, make_queues: Callable[..., QueuePair]
+) -> None:
+    queues = make_queues()
+    sent = [send(sqs, queues.url, json.dumps({"order_id": i})) for i in range(3)]
+    received: list[dict[str, Any]] = []
+    while len(received) < 3:
+        batch, _ = receive_when_visible(sqs, queues.url, timeout=5)
+        assert batch, "the orders did not arrive"
+        received += batch
+    handled: list[str] = []
+
+    def slow(record: Any) -> None:
+        handled.append(record["messageId"])
+        time.sleep(1.0)
+
+    # 3 s to run, 1 s a record, 1.5 s of margin: two records start (3 s and about 2 s left), the
+    # third would start with about 1 s left, under the margin.
+    context = InvocationClock(time.monotonic() + 3.0)
+    response = process_batch(event_of(received, queues.arn), slow, context=context, margin=1.5)
+    finished_at = time.time()
+
+    order = [m["MessageId"] for m in received]
+    assert handled == order[:2]
+    assert response == {"batchItemFailures": [{"itemIdentifier": order[2]}]}
+    # Lambda deletes the records the response does not name.
+    for message in received[:2]:
+        sqs.delete_message(QueueUrl=queues.url, ReceiptHandle=message["ReceiptHandle"])
+    # The record not started is visible again at once, not after the queue's 30 s, one receive on.
+    again, received_at = receive_when_visible(sqs, queues.url, timeout=LATE)
+    assert [m["MessageId"] for m in again] == [order[2]]
+    assert received_at - finished_at <= LATE
+    assert again[0]["Attributes"]["ApproximateReceiveCount"] == "2"
+    assert sorted(sent) == sorted(order)

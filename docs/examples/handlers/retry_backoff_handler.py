@@ -21,4 +21,5 @@ def handle_record(record: dict[str, Any]) -> None:
 def handler(event: dict[str, Any], context: object) -> dict[str, list[dict[str, str]]]:
     # Each record that raises waits its backoff (settings from the function's environment)
     # and is reported in batchItemFailures; the others are deleted by Lambda.
-    return process_batch(event, handle_record)
+    # With the context, records stop starting before the timeout: only those left come back.
+    return process_batch(event, handle_record, context=context)

@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from constructs_lib.backoff_batch import apply_backoff
+from constructs_lib.time_budget import TimeBudget
 
 # A batch whose every record failed must return its response too, or no record waits.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -26,7 +27,12 @@ def record_handler(record: SQSRecord) -> None:
 
 
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    # A record starts only while the invocation has time for it; those left are reported too.
+    budget = TimeBudget(context)
     response = process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
+        event=event,
+        record_handler=budget.wrap(record_handler),
+        processor=processor,
+        context=context,
     )
-    return apply_backoff(event, response)
+    return apply_backoff(event, response, budget=budget)

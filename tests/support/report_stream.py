@@ -1,10 +1,11 @@
 """Stream the JSON report of COUNT synthetic findings from a Spark session with default settings.
 
-    python tests/support/report_stream.py COUNT
+    python tests/support/report_stream.py COUNT [PARTITIONS]
 
 Run in a process of its own (``test_report_stream.py``) so that the session is the one
 ``queue-audit`` starts: ``session.create_session("local[2]")``, nothing set but what the command
-sets, so the driver's JVM gets Spark's default heap (``spark.driver.memory``, 1 GiB).
+sets, so the driver's JVM gets Spark's default heap (``spark.driver.memory``, 1 GiB) unless
+``PYSPARK_SUBMIT_ARGS`` names another (``--driver-memory 512m pyspark-shell``).
 
 The findings are made by Spark from ``spark.range``, shaped like real ones (about 400 bytes
 each, template names in four scripts, so that byte and code point order are both exercised) and
@@ -14,6 +15,9 @@ measured, ``streaming.report_view``), then ``report.stream_json`` writes the rep
 streams, one piece at a time: each finding parses as JSON, its sort key is above the one before
 it (report order, judged by Python's own string order), and the numbers ``x`` decoded from the
 findings add up to those of 0..COUNT-1. One line of JSON on stdout says what was seen.
+
+PARTITIONS replaces the report's partition count (``streaming.report_partitions``) with a fixed
+one: 2 is what one global ``orderBy`` gave on ``local[2]``, the way that ran out of heap.
 """
 
 from __future__ import annotations
@@ -157,4 +161,9 @@ def main(count: int) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2:
+        from constructs_lib.audit.engines.spark import streaming
+
+        fixed = int(sys.argv[2])
+        streaming.report_partitions = lambda _size: fixed
     print(json.dumps(main(int(sys.argv[1]))))

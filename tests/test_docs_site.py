@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import yaml
 import constructs_lib
 from constructs_lib.audit.report.html.page import RULES_PAGE
 from constructs_lib.audit.rules.catalog import describe_rules
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, SynthResult
 from tests.support.docs_blocks import blocks
 
 DOCS = REPO_ROOT / "docs"
@@ -115,23 +116,18 @@ def test_python_in_pages_comes_from_files(page: str, site: Path) -> None:
             assert line.strip() in shown, f"{page}: {block.path} line not shown: {line!r}"
 
 
-def synth_resources(example: str, outdir: Path) -> dict[str, dict[str, Any]]:
-    subprocess.run(
-        [sys.executable, str(DOCS / "examples" / example)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "CDK_OUTDIR": str(outdir)},
-        capture_output=True,
-        timeout=300,
-        check=True,
-    )
-    template = json.loads((outdir / "Orders.template.json").read_text())
+def synth_resources(synthesized: SynthResult) -> dict[str, dict[str, Any]]:
+    assert synthesized.returncode == 0, synthesized.output
+    template = json.loads((synthesized.outdir / "Orders.template.json").read_text())
     resources: dict[str, dict[str, Any]] = template["Resources"]
     return resources
 
 
-def test_migration_example_keeps_queues_policies_and_mapping(tmp_path: Path) -> None:
-    before = synth_resources("migration_raw_before.py", tmp_path / "before")
-    after = synth_resources("migration_raw_after.py", tmp_path / "after")
+def test_migration_example_keeps_queues_policies_and_mapping(
+    docs_example: Callable[[str], SynthResult],
+) -> None:
+    before = synth_resources(docs_example("migration_raw_before"))
+    after = synth_resources(docs_example("migration_raw_after"))
     kept = {"AWS::SQS::Queue", "AWS::SQS::QueuePolicy", "AWS::Lambda::EventSourceMapping"}
     old = {logical_id: r for logical_id, r in before.items() if r["Type"] in kept}
     assert len(old) == 5

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.audit.engines import AuditInputs
+from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
-from tests.audit.conftest import EngineAudit
+from tests.audit.conftest import JOIN_WAYS
 from tests.audit.test_corpus import _generator
 
 FLEET_SIZE = 300
@@ -126,10 +126,12 @@ def test_the_local_engine_finds_the_ground_truth(fleet: Any) -> None:
     }
 
 
-@pytest.mark.spark
-def test_spark_finds_what_the_local_engine_finds(spark_joining: EngineAudit, fleet: Any) -> None:
+def _spark_agrees(spark: Any, join_bytes: int, fleet: Any) -> None:
+    from constructs_lib.audit.engines.spark.job import SparkEngine
+
     _, root, expected, _, local = fleet
-    result = spark_joining(AuditInputs(discovery.discover([str(root)])))
+    inputs = AuditInputs(discovery.discover([str(root)]))
+    result = SparkEngine(spark, join_bytes).audit(inputs, AuditOptions())
     findings: list[Finding] = list(result.findings)
     assert _triples(root, findings) == _triples(root, local.findings)
     assert result.queues == local.queues
@@ -142,3 +144,22 @@ def test_spark_finds_what_the_local_engine_finds(spark_joining: EngineAudit, fle
         "queues": len(joined),
         "templates": len({template for template, _ in joined}),
     }
+
+
+@pytest.mark.spark
+def test_spark_joining_on_the_driver_finds_what_the_local_engine_finds(
+    spark: Any, fleet: Any
+) -> None:
+    _spark_agrees(spark, JOIN_WAYS["driver"], fleet)
+
+
+# A fleet with no crossing queue gives the executors' joins nothing to join: they run on the
+# fleets that cross.
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "fleet", [share for share in SHARES if share > 0], indirect=True, ids=lambda s: f"cross-{s}"
+)
+def test_spark_joining_on_the_executors_finds_what_the_local_engine_finds(
+    spark: Any, fleet: Any
+) -> None:
+    _spark_agrees(spark, JOIN_WAYS["executors"], fleet)

@@ -1,6 +1,8 @@
 """Adopting deployed queues: for each kind of "before" stack, the real CDK CLI's ``cdk diff``
 against the "after" app (docs/examples/migration_*_after.py) shows no queue, queue policy or
-event source mapping replaced or removed, and shows the changes the adoption makes."""
+event source mapping replaced or removed, and shows the changes the adoption makes. The docs
+examples are the run's shared synths (``docs_example``); the Solutions Constructs app needs a
+venv of its own."""
 
 from __future__ import annotations
 
@@ -9,17 +11,19 @@ import re
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, SynthResult
 
 EXAMPLES = REPO_ROOT / "docs" / "examples"
 KEPT = ("AWS::SQS::Queue", "AWS::SQS::QueuePolicy", "AWS::Lambda::EventSourceMapping")
 # The Solutions Constructs peer, installed from its lock once (shared with bench/synth_bench.py).
 SOLUTIONS_VENV = REPO_ROOT / ".bench-venvs" / "solutions"
 SOLUTIONS_LOCK = REPO_ROOT / "bench" / "peers" / "solutions-constructs.lock"
+Examples = Callable[[str], SynthResult]
 
 
 def synth(python: str, app: Path, outdir: Path) -> Path:
@@ -29,7 +33,14 @@ def synth(python: str, app: Path, outdir: Path) -> Path:
     return outdir / "Orders.template.json"
 
 
-def cdk_diff(before: Path, after_assembly: Path) -> str:
+def template_of(synthesized: SynthResult) -> Path:
+    assert synthesized.returncode == 0, synthesized.output
+    return synthesized.outdir / "Orders.template.json"
+
+
+def cdk_diff(before: Path, after_assembly: Path, cwd: Path) -> str:
+    """``cdk diff`` of the assembly against ``before``, run in ``cwd`` (the assembly may be shared,
+    so nothing is written beside it)."""
     completed = subprocess.run(
         [
             "cdk",
@@ -42,7 +53,7 @@ def cdk_diff(before: Path, after_assembly: Path) -> str:
             "destructive",
             "Orders",
         ],
-        cwd=after_assembly,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
@@ -78,11 +89,10 @@ def solutions_python() -> str:
     return str(python)
 
 
-def test_generated_names_keep_both_queues(tmp_path: Path) -> None:
-    before = synth(sys.executable, EXAMPLES / "migration_generated_before.py", tmp_path / "b")
-    after = tmp_path / "a"
-    synth(sys.executable, EXAMPLES / "migration_generated_after.py", after)
-    diff = cdk_diff(before, after)
+def test_generated_names_keep_both_queues(tmp_path: Path, docs_example: Examples) -> None:
+    before = template_of(docs_example("migration_generated_before"))
+    after = docs_example("migration_generated_after").outdir
+    diff = cdk_diff(before, after, tmp_path)
     assert_nothing_replaced(diff)
     assert re.search(r"\[~\] AWS::SQS::Queue Orders/Queue OrdersQueue3DFA1D51", diff)
     assert re.search(r"\[~\] AWS::SQS::Queue Orders/DeadLetterQueue OrdersDlq16CD0DA3", diff)
@@ -90,36 +100,35 @@ def test_generated_names_keep_both_queues(tmp_path: Path) -> None:
     assert "QueueName" not in diff
 
 
-def test_named_queues_keep_queues_policies_and_mapping(tmp_path: Path) -> None:
-    before = synth(sys.executable, EXAMPLES / "migration_raw_before.py", tmp_path / "b")
-    after = tmp_path / "a"
-    synth(sys.executable, EXAMPLES / "migration_raw_after.py", after)
-    diff = cdk_diff(before, after)
+def test_named_queues_keep_queues_policies_and_mapping(
+    tmp_path: Path, docs_example: Examples
+) -> None:
+    before = template_of(docs_example("migration_raw_before"))
+    after = docs_example("migration_raw_after").outdir
+    diff = cdk_diff(before, after, tmp_path)
     assert_nothing_replaced(diff)
     assert "[~] AWS::SQS::Queue Orders/Queue OrdersQueue3DFA1D51" in diff
     assert "[~] AWS::Lambda::EventSourceMapping" in diff
 
 
 def test_solutions_constructs_sqs_to_lambda_keeps_everything(
-    tmp_path: Path, solutions_python: str
+    tmp_path: Path, solutions_python: str, docs_example: Examples
 ) -> None:
     before = synth(
         solutions_python,
         REPO_ROOT / "tests" / "adoption_apps" / "solutions_before.py",
         tmp_path / "b",
     )
-    after = tmp_path / "a"
-    synth(sys.executable, EXAMPLES / "migration_solutions_after.py", after)
-    diff = cdk_diff(before, after)
+    after = docs_example("migration_solutions_after").outdir
+    diff = cdk_diff(before, after, tmp_path)
     assert_nothing_replaced(diff)
     assert "[~] AWS::SQS::Queue Orders/Queue PairqueueF51BF5AC" in diff
     assert "[~] AWS::SQS::Queue Orders/DeadLetterQueue PairqueuedlqFF9DF9E0" in diff
 
 
-def test_serverless_lift_queue_keeps_everything(tmp_path: Path) -> None:
-    after = tmp_path / "a"
-    synth(sys.executable, EXAMPLES / "migration_lift_after.py", after)
-    diff = cdk_diff(EXAMPLES / "migration_lift_before.template.json", after)
+def test_serverless_lift_queue_keeps_everything(tmp_path: Path, docs_example: Examples) -> None:
+    after = docs_example("migration_lift_after").outdir
+    diff = cdk_diff(EXAMPLES / "migration_lift_before.template.json", after, tmp_path)
     assert_nothing_replaced(diff)
     assert "[~] AWS::SQS::Queue Jobs/Queue jobsQueueCEDBAE3E" in diff
     assert "[~] AWS::Lambda::EventSourceMapping" in diff

@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 # Half a million findings of about 490 bytes on a 512 MiB driver heap: the pressure of a million
 # on Spark's default 1 GiB, since Spark keeps 300 MiB of any heap to itself. Sorted by one global
 # orderBy into local[2]'s two partitions, a million findings killed the default driver, and half
-# a million on 512 MiB did too (docs/performance.md, "The report path on Spark").
+# a million on 512 MiB did too (docs/performance.md, "A fleet with many findings on Spark").
 MANY = 500_000
 DRIVER_HEAP = "512m"
 HEAP_BYTES = 512 * 2**20

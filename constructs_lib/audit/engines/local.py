@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from constructs_lib.audit import model
@@ -26,13 +25,13 @@ from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.inputs import deployed as deployed_stacks
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.metrics import observations
-from constructs_lib.audit.model import AuditResult, Finding, ResourceRow
+from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.parse import isolation
 from constructs_lib.audit.parse.parameters import Overrides
 from constructs_lib.audit.report import datasets
 from constructs_lib.audit.report.words import plural
 from constructs_lib.audit.resolve import nesting
-from constructs_lib.audit.resolve.graph import members, resolve
+from constructs_lib.audit.resolve.graph import contexts, resolve
 from constructs_lib.audit.safety import DEFAULT_LIMITS, ReadLimits
 
 
@@ -49,10 +48,7 @@ def audit_parsed(
         [x for p in parsed for x in p.exports],
     )
     queue_uids = sorted(uid for uid, r in resources.items() if r.type == model.QUEUE)
-    groups: dict[str, list[tuple[str, str, ResourceRow]]] = defaultdict(list)
-    for row in members(queue_uids, resolved):
-        if row.uid in resources:
-            groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
+    groups = contexts(queue_uids, resolved, resources)
     with_metrics = 0
     if metrics is not None:
         for queue_uid in queue_uids:

@@ -8,7 +8,7 @@ The templates involved are those with references they could not resolve and thos
 shared key; a queue judged where it was parsed is judged again when another template touches one
 of the keys its context depends on the other way (owns what it names, or names what it owns).
 Those queues and the pending ones are judged here over the involved templates' rows, with
-``graph.py``'s ``resolve`` and ``members``, as the local engine judges the whole fleet.
+``graph.py``'s ``resolve`` and ``contexts``, as the local engine judges the whole fleet.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from constructs_lib.audit.engines.judging import evaluate_group, unresolved_edge
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.metrics.observations import Metrics
 from constructs_lib.audit.model import EdgeRow, ExportRow, Finding, KeyRow, ResourceRow
-from constructs_lib.audit.resolve.graph import members, resolve
+from constructs_lib.audit.resolve.graph import contexts, resolve
 from constructs_lib.audit.resolve.within_template import NAMES
 
 # Appended to an importing template's name where its imports touch keys: an import may resolve
@@ -110,10 +110,7 @@ def judge_remainder(
     by_uid = {r.uid: r for r in resources}
     resolved, missing = resolve(edges, keys, exports)
     queues = sorted(remainder)
-    groups: dict[str, list[tuple[str, str, ResourceRow]]] = defaultdict(list)
-    for row in members(queues, resolved):
-        if row.uid in by_uid:
-            groups[row.queue_uid].append((row.member, row.detail, by_uid[row.uid]))
+    groups = contexts(queues, resolved, by_uid)
     found: list[Finding] = []
     for queue in queues:
         group = groups[queue]

@@ -8,10 +8,20 @@ does the same with joins (``engines.spark.resolve``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from constructs_lib.audit import model
-from constructs_lib.audit.model import EdgeRow, ExportRow, KeyRow, MemberRow, ResolvedEdge
+from constructs_lib.audit.model import (
+    EdgeRow,
+    ExportRow,
+    KeyRow,
+    MemberRow,
+    ResolvedEdge,
+    ResourceRow,
+)
+
+# One member of a queue's context, as the rules take it: (member kind, detail, its resource).
+Member = tuple[str, str, ResourceRow]
 
 
 def export_target(edge_kind: str, export: ExportRow) -> str:
@@ -86,3 +96,18 @@ def members(queue_uids: Iterable[str], resolved: Iterable[ResolvedEdge]) -> list
         for mapping in sorted(mappings_of[function]):
             rows.append(MemberRow(queue, model.MEMBER_FUNCTION_MAPPING, function, mapping))
     return rows
+
+
+def contexts(
+    queue_uids: Iterable[str],
+    resolved: Iterable[ResolvedEdge],
+    resources: Mapping[str, ResourceRow],
+) -> defaultdict[str, list[Member]]:
+    """Each queue's members (``members``) with their resources, by queue: what
+    ``engines.judging.evaluate_group`` judges. A member whose resource is not in ``resources``
+    is left out; a queue with no member has an empty list."""
+    groups: defaultdict[str, list[Member]] = defaultdict(list)
+    for row in members(queue_uids, resolved):
+        if row.uid in resources:
+            groups[row.queue_uid].append((row.member, row.detail, resources[row.uid]))
+    return groups

@@ -19,7 +19,7 @@ STAMP := $(TEST_STAMP)
 # The tests' worker processes: three on a 2-core machine, since many tests wait on JVMs, Node and
 # the emulator (two kept the cores 89 % busy, three 97 %: docs/performance.md, "Test suite");
 # `make test PYTEST_WORKERS=auto` uses one per core elsewhere. The construct tests on the lowest
-# aws-cdk-lib keep Node.js busy and take longer with three (2 min 16 s against 1 min 36 s).
+# aws-cdk-lib keep Node.js busy and take longer with three (2 min 16 s against 1 min 48-50 s).
 PYTEST_WORKERS ?= 3
 CDK_LOWEST_WORKERS ?= 2
 

@@ -18,6 +18,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
+from constructs_lib import limits
+
 logger = logging.getLogger(__name__)
 
 # Kept for what follows the last record: the ChangeMessageVisibilityBatch calls of the records
@@ -27,9 +29,8 @@ WRAP_UP_SECONDS: Final = 1.0
 # No visibility change is started with less than this left: the response must still leave
 # before the timeout, or every record of the batch returns.
 LAST_CALL_SECONDS: Final = 0.2
-# The longest a function may run (Lambda developer guide, "Lambda quotas": timeout 900 seconds):
-# a larger margin would stop every batch before its first record.
-MARGIN_MAX: Final = 900.0
+# The longest a function may run: a larger margin would stop every batch before its first record.
+MARGIN_MAX: Final = float(limits.FUNCTION_TIMEOUT_MAX)
 
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
 

@@ -11,6 +11,11 @@ export PATH := $(BIN):$(abspath node_modules/.bin):$(PATH)
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
+# Python writes each module's bytecode the first time a process imports it. Compiling every
+# installed module up front (`uv pip --compile-bytecode`) cost a minute of CPU per venv for
+# aws-cdk-lib's 180 MB of service modules, most never imported; a machine that sets this
+# variable would instead compile aws_cdk again in every synth process (docs/performance.md).
+unexport PYTHONDONTWRITEBYTECODE
 
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
@@ -33,14 +38,14 @@ install-run: $(RUN_STAMP)
 $(RUN_STAMP): uv-bootstrap.lock requirements-run.lock package-lock.json pyproject.toml
 	[ -x $(BIN)/python ] || python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r uv-bootstrap.lock
-	$(BIN)/uv pip install --quiet --require-hashes --no-deps --compile-bytecode --python $(BIN)/python -r requirements-run.lock
+	$(BIN)/uv pip install --quiet --require-hashes --no-deps --python $(BIN)/python -r requirements-run.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	$(BIN)/npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Redone whenever the run set was (re)installed, so the venv never mixes the two lock files.
 $(TEST_STAMP): $(RUN_STAMP) requirements.lock
-	$(BIN)/uv pip sync --quiet --compile-bytecode --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -113,7 +118,7 @@ CDK_LOWEST_STAMP := $(CDK_LOWEST_VENV)/.installed
 $(CDK_LOWEST_STAMP): uv-bootstrap.lock requirements-cdk-lowest.lock pyproject.toml
 	python3 -m venv $(CDK_LOWEST_VENV)
 	$(CDK_LOWEST_BIN)/pip install --quiet --require-hashes --no-deps -r uv-bootstrap.lock
-	$(CDK_LOWEST_BIN)/uv pip sync --quiet --compile-bytecode --python $(CDK_LOWEST_BIN)/python requirements-cdk-lowest.lock
+	$(CDK_LOWEST_BIN)/uv pip sync --quiet --python $(CDK_LOWEST_BIN)/python requirements-cdk-lowest.lock
 	$(CDK_LOWEST_BIN)/uv pip install --quiet --python $(CDK_LOWEST_BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 

@@ -60,11 +60,11 @@ audit: $(RUN_STAMP)
 
 ## Every gate CI runs: lint, types, all tests, and the construct tests on the lowest aws-cdk-lib. The docs site's strict build is one of the tests
 ## (tests/test_docs_site.py), so `docs` is not built a second time here.
-## The type check (one core for over a minute) and the lowest venv's install run beside the tests;
-## the construct tests on the lowest aws-cdk-lib follow them.
+## The type check (one core for over a minute) and the construct tests on the lowest aws-cdk-lib
+## (its venv's install first) run beside the tests, filling the cores the tests leave idle; each
+## output line is printed whole.
 test: $(TEST_STAMP) lint
-	$(MAKE) --no-print-directory -j3 typecheck pytest $(CDK_LOWEST_STAMP)
-	$(MAKE) --no-print-directory test-cdk-lowest
+	$(MAKE) --no-print-directory -j4 --output-sync=line typecheck pytest test-cdk-lowest
 
 lint: $(TEST_STAMP)
 	ruff check .

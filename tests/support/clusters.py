@@ -460,6 +460,19 @@ class StandaloneCluster:
                     pids.append(child.pid)
         return pids
 
+    def python_worker_pids(self, index: int) -> list[int]:
+        """pyspark's Python processes under worker ``index``'s executors: the daemon and the
+        workers it forks appear once a task that runs Python starts there."""
+        proc = self._workers[index]
+        if proc is None:
+            return []
+        pids = []
+        for child in _descendants(proc.pid):
+            with contextlib.suppress(psutil.Error):
+                if any(part.startswith("pyspark.") for part in child.cmdline()):
+                    pids.append(child.pid)
+        return pids
+
     def kill_worker(self, index: int) -> list[int]:
         """SIGKILL worker ``index``, its executors and their Python workers; return their pids.
 

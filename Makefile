@@ -61,10 +61,9 @@ audit: $(RUN_STAMP)
 ## Every gate CI runs: lint, types, all tests, and the construct tests on the lowest aws-cdk-lib. The docs site's strict build is one of the tests
 ## (tests/test_docs_site.py), so `docs` is not built a second time here.
 ## The type check (one core for over a minute) and the construct tests on the lowest aws-cdk-lib
-## (its venv's install first) run beside the tests, filling the cores the tests leave idle; each
-## output line is printed whole.
+## (its venv's install first) run beside the tests, filling the cores the tests leave idle.
 test: $(TEST_STAMP) lint
-	$(MAKE) --no-print-directory -j4 --output-sync=line typecheck pytest test-cdk-lowest
+	$(MAKE) --no-print-directory -j4 typecheck pytest test-cdk-lowest
 
 lint: $(TEST_STAMP)
 	ruff check .
@@ -112,6 +111,9 @@ lock: $(TEST_STAMP)
 CDK_LOWEST_VENV := .venv-cdk-lowest
 CDK_LOWEST_BIN := $(abspath $(CDK_LOWEST_VENV))/bin
 CDK_LOWEST_STAMP := $(CDK_LOWEST_VENV)/.installed
+# The run's output, printed whole when it ends: beside `make test`'s own pytest, the two
+# progress lines would interleave.
+CDK_LOWEST_LOG := $(CDK_LOWEST_VENV)/pytest.log
 
 .PHONY: test-cdk-lowest lock-cdk-lowest
 
@@ -128,7 +130,8 @@ $(CDK_LOWEST_STAMP): uv-bootstrap.lock requirements-cdk-lowest.lock pyproject.to
 test-cdk-lowest: $(STAMP) $(CDK_LOWEST_STAMP)
 	PATH=$(CDK_LOWEST_BIN):$$PATH python -c 'import importlib.metadata as m; print("aws-cdk-lib", m.version("aws-cdk-lib"))'
 	PATH=$(CDK_LOWEST_BIN):$$PATH pytest -n $(CDK_LOWEST_WORKERS) tests/constructs tests/example -q -p no:cacheprovider \
-		--deselect tests/example/test_example_app.py::test_template_snapshot
+		--deselect tests/example/test_example_app.py::test_template_snapshot \
+		> $(CDK_LOWEST_LOG) 2>&1 && status=0 || status=$$?; cat $(CDK_LOWEST_LOG); exit $$status
 	PATH=$(CDK_LOWEST_BIN):$$PATH cdk synth --quiet --output $(CDK_LOWEST_VENV)/cdk.out
 
 # requirements-cdk-lowest.lock: requirements.lock's versions (less the spark extra, which the

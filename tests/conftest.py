@@ -30,6 +30,13 @@ os.environ["PATH"] = os.pathsep.join([*_tool_dirs, os.environ.get("PATH", "")])
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
+# The tests synthesize over a thousand stacks in-process; aws-cdk-lib's built-in CloudFormation
+# schema validation (aws-cdk-lib 2.273 and later) took a sixth of their CPU (tests/constructs and
+# tests/example: 188 CPU-seconds with it, 156 without, `python bench/cpu_time.py -- pytest -n 3
+# ...` with CDK_VALIDATION=true, then false). The synths a user runs, the example app and the
+# docs examples (``_synthesized_once``), keep CDK's default and so its validation.
+_CDK_VALIDATION = os.environ.get("CDK_VALIDATION")
+os.environ.setdefault("CDK_VALIDATION", "false")
 # Every JVM the tests start (the shared Spark session, the CLI's own sessions, the clusters):
 # C1 only and the serial collector. Start-up, not peak throughput, dominates these short jobs,
 # and on 2 cores the C2 compiler and parallel GC threads crowd out the work (measured: the Spark
@@ -87,6 +94,9 @@ def _synthesized_once(outdir: Path, command: list[str], env: dict[str, str]) -> 
     """``command`` (a synth writing to ``outdir``) run by the first worker that asks; the others
     wait on the lock and read the same result, recorded beside ``outdir``."""
     record = outdir.with_name(outdir.name + ".json")
+    env = {k: v for k, v in env.items() if k != "CDK_VALIDATION"}
+    if _CDK_VALIDATION is not None:
+        env["CDK_VALIDATION"] = _CDK_VALIDATION
     with FileLock(str(record) + ".lock"):
         if not record.exists():
             completed = subprocess.run(

@@ -59,9 +59,9 @@ WITH rows AS (
         {", ".join(f"CASE WHEN ok AND keep THEN {k} END AS {k}" for k in _KEYS)}
     FROM ({{rows}})
 )
-SELECT grouping(filename) AS per_series, grouping(day) AS whole, filename, count(*) AS rows,
+SELECT grouping(filename) AS per_series, filename, count(*) AS rows,
     count(*) FILTER (WHERE NOT ok) AS malformed, {", ".join(_KEYS)}, day, {_FIGURES}
-FROM rows GROUP BY GROUPING SETS ((filename), ({", ".join(_KEYS)}, day), ({", ".join(_KEYS)}))
+FROM rows GROUP BY GROUPING SETS ((filename), ({", ".join(_KEYS)}, day))
 """
 _RECOUNT: Final = f"""
 SELECT {", ".join(_KEYS)}, {_FIGURES}
@@ -73,15 +73,13 @@ WHERE good AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
 @dataclass
 class Scan:
     """What the scans found: per file its data points and problem, the newest kept data point,
-    the figures per series and day, and the files left to the per-object path."""
+    the figures per series and day, and the files each query scanned."""
 
     data_points: dict[str, int] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
     newest: int | None = None
     days: list[pa.Table] = field(default_factory=list)
-    series: list[pa.Table] = field(default_factory=list)
     scanned: dict[str, list[StreamObject]] = field(default_factory=dict)
-    left: list[StreamObject] = field(default_factory=list)
 
 
 def _json_eligible(item: StreamObject, limits: StreamLimits) -> bool:
@@ -179,12 +177,6 @@ def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: 
     per_series = pc.equal(table.column("per_series"), 1)
     days = table.filter(pc.and_(per_series, pc.is_valid(table.column("day"))))
     found.days.append(days.select([*_KEYS, "day", *_FIGURE_NAMES]))
-    whole = pc.and_(per_series, pc.equal(table.column("whole"), 1))
-    found.series.append(
-        table.filter(pc.and_(whole, pc.is_valid(table.column("timestamp_min")))).select(
-            [*_KEYS, *_FIGURE_NAMES]
-        )
-    )
     found.scanned[rows] = items
 
 
@@ -268,8 +260,6 @@ def figures(found: Scan, start: int | None, workers: int) -> pa.Table:
             inside = pc.and_(pc.greater(low, start), pc.not_equal(days.column("day"), day))
             kept = days.filter(inside).select([*_KEYS, *_FIGURE_NAMES])
             return _merge([kept, *_recount(found, start, day, workers)])
-        if pc.all(pc.greater(low, start)).as_py() and len(found.series) == 1:
-            return found.series[0].cast(_empty().schema)  # the window holds every point
         days = days.filter(pc.greater(low, start))
     return _merge([days.select([*_KEYS, *_FIGURE_NAMES])])
 

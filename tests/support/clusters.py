@@ -448,30 +448,26 @@ class StandaloneCluster:
         workers = self.master_status().get("workers", [])
         return [w for w in workers if w.get("state") == "ALIVE"]
 
-    def executor_pids(self, index: int) -> list[int]:
-        """Executor JVMs that worker ``index`` launched (its children running the backend)."""
+    def _descendant_pids(self, index: int, matches: Callable[[str], bool]) -> list[int]:
+        """Processes under worker ``index`` with a command-line argument that ``matches``."""
         proc = self._workers[index]
         if proc is None:
             return []
         pids = []
         for child in _descendants(proc.pid):
             with contextlib.suppress(psutil.Error):
-                if any("CoarseGrainedExecutorBackend" in part for part in child.cmdline()):
+                if any(matches(part) for part in child.cmdline()):
                     pids.append(child.pid)
         return pids
+
+    def executor_pids(self, index: int) -> list[int]:
+        """Executor JVMs that worker ``index`` launched (its children running the backend)."""
+        return self._descendant_pids(index, lambda part: "CoarseGrainedExecutorBackend" in part)
 
     def python_worker_pids(self, index: int) -> list[int]:
         """pyspark's Python processes under worker ``index``'s executors: the daemon and the
         workers it forks appear once a task that runs Python starts there."""
-        proc = self._workers[index]
-        if proc is None:
-            return []
-        pids = []
-        for child in _descendants(proc.pid):
-            with contextlib.suppress(psutil.Error):
-                if any(part.startswith("pyspark.") for part in child.cmdline()):
-                    pids.append(child.pid)
-        return pids
+        return self._descendant_pids(index, lambda part: part.startswith("pyspark."))
 
     def kill_worker(self, index: int) -> list[int]:
         """SIGKILL worker ``index``, its executors and their Python workers; return their pids.

@@ -41,9 +41,7 @@ ResponseT = TypeVar("ResponseT", bound=Mapping[str, object])
 # longest batching window before the invocation (MaximumBatchingWindowInSeconds, 300 s, Lambda
 # API reference CreateEventSourceMapping) plus the longest function run (900 s, Lambda
 # developer guide, "Lambda quotas"). So a wait never exceeds 12 hours less those 20 minutes.
-BATCHING_WINDOW_MAX: Final = limits.BATCHING_WINDOW_MAX
-FUNCTION_TIMEOUT_MAX: Final = limits.FUNCTION_TIMEOUT_MAX
-WAIT_MAX: Final = VISIBILITY_MAX - BATCHING_WINDOW_MAX - FUNCTION_TIMEOUT_MAX
+WAIT_MAX: Final = VISIBILITY_MAX - limits.BATCHING_WINDOW_MAX - limits.FUNCTION_TIMEOUT_MAX
 # SQS deletes a message when its retention period ends, in flight or not, and a deleted message
 # never reaches the dead-letter queue (SQS developer guide, "Amazon SQS message retention"). A
 # wait ends at least this long before the message expires: time for the pollers, which long-poll

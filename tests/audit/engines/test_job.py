@@ -14,7 +14,7 @@ from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.report import summarize
-from tests.audit.conftest import EngineAudit, healthy, props, write
+from tests.audit.conftest import JOIN_WAYS, EngineAudit, healthy, props, write
 from tests.audit.parse.test_templates import YAML_PIPELINE
 from tests.support.cases import CASES, write_case
 
@@ -162,3 +162,34 @@ def test_the_join_runs_on_the_driver_up_to_its_limit_and_on_the_executors_beyond
         beyond.findings, key=Finding.sort_key
     )
     assert at_limit.cross_template == beyond.cross_template
+
+
+def test_cached_findings_are_not_left_in_a_clusters_200_shuffle_partitions(
+    spark: Any, corpus: Path
+) -> None:
+    """A standalone cluster keeps Spark's default of 200 shuffle partitions. The findings are
+    cached after a join, and adaptive execution merges a cached plan's small partitions only with
+    ``spark.sql.optimizer.canChangeCachedPlanOutputPartitioning`` on (Spark's SQL configuration
+    reference: "queries may need an extra shuffle to read the cached data"): without it each pass
+    over this corpus's findings ran over 204 partitions. The engine sets it for its run only.
+    The join stage runs on the executors, and no join is broadcast, as in a fleet too large for
+    either."""
+    from constructs_lib.audit.engines.spark import job, streaming
+
+    setting = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
+    inputs = AuditInputs(discovery.discover([str(corpus)]))
+    spark.conf.set("spark.sql.shuffle.partitions", "200")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        result = job.SparkEngine(spark, JOIN_WAYS["executors"]).audit(
+            inputs, AuditOptions(quiet=True, gather=False)
+        )
+        assert isinstance(result.findings, streaming.FindingsView)
+        (cached,) = result.findings.sources
+        assert cached.rdd.getNumPartitions() < 20
+        assert list(result.findings) == engine.audit_paths([str(corpus)]).findings
+        streaming.release(result)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert spark.conf.get(setting, None) is None  # restored: the session is the caller's

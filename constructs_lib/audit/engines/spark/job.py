@@ -7,10 +7,11 @@ The load step is here: the findings to the driver for the report (gathered, or s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -39,6 +40,13 @@ from constructs_lib.audit.resolve import nesting
 # Templates per partition of the parsed rows: each later stage's task over them is then big
 # enough to be worth its scheduling, on a cluster as on one machine.
 FILES_PER_PARTITION = 25_000
+# Spark SQL settings the run needs, set on the session while it runs and restored after. The
+# findings are cached after a join whose shuffle has the session's partitions (200 by default on
+# a cluster). Adaptive execution merges small shuffle partitions, but in a cached plan only with
+# this setting on; without it every later pass over the findings (the counts, the sort for the
+# report, the datasets) ran 200 tasks, and on a standalone cluster the join stage and report
+# took twice as long (docs/performance.md, "The join stage on a cluster").
+RUN_SETTINGS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
 
 
 def _counts(wide: DataFrame) -> tuple[int, int, int]:
@@ -81,6 +89,10 @@ class SparkEngine:
         the result's ``findings`` streams from the executors in report order
         (``streaming.FindingsView``), its counts are computed by Spark, and the session keeps
         the findings cached until ``streaming.release(result)``."""
+        with _settings(self.spark, RUN_SETTINGS):
+            return self._audit(inputs, options)
+
+    def _audit(self, inputs: AuditInputs, options: AuditOptions) -> AuditResult:
         say: Callable[[str], None] = (lambda _m: None) if options.quiet else _progress
         files = list(inputs.files)
         timings: dict[str, float] = {}
@@ -121,6 +133,23 @@ class SparkEngine:
         if options.gather:
             findings_df.unpersist()
         return result
+
+
+@contextlib.contextmanager
+def _settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """``settings`` on ``spark``'s SQL configuration while the block runs; each restored after
+    to what it was, or unset if it was not set."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, was in before.items():
+            if was is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, was)
 
 
 def _parse_fleet(

@@ -112,6 +112,11 @@ TARGET_SPARK_VS_LOCAL_2 = 0.8
 TARGET_CLUSTER_SPEEDUP = 1.8
 # Set by the test fixtures for fast JVM start-up; removed so the JVMs run as they would in use.
 DROPPED_ENV = ("JAVA_TOOL_OPTIONS",)
+PIN_HELP = (
+    "run each cluster worker, its executor and their Python workers on a core of their own, as "
+    "on machines of one core: unpinned, a one-core worker's JVM also collects garbage and "
+    "compiles on the other cores, which a second worker then needs"
+)
 SAMPLE_S = 0.2
 
 
@@ -457,9 +462,10 @@ def _without_dropped(env: dict[str, str]) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
+def target(engine_name: str, master: str, root: Path, pinned: bool = False) -> Iterator[Target]:
     """The engine's target; for ``cluster-N`` and ``connect``, daemons started under ``root`` and
-    stopped on leaving, however the runs ended."""
+    stopped on leaving, however the runs ended. ``pinned``: each worker of a cluster on a core of
+    its own (``StandaloneCluster``)."""
     if engine_name in (*LOCAL_WORKERS, "spark"):
         yield Target(_without_dropped(dict(os.environ)), ["--engine", "spark", "--master", master])
         return
@@ -478,7 +484,8 @@ def target(engine_name: str, master: str, root: Path) -> Iterator[Target]:
     if engine_name in CLUSTER_WORKERS:
         # As the fixture: the master and workers only schedule; executors keep their 1g.
         env["SPARK_DAEMON_MEMORY"] = "512m"
-        cluster = clusters.StandaloneCluster(root, env, workers=CLUSTER_WORKERS[engine_name])
+        workers = CLUSTER_WORKERS[engine_name]
+        cluster = clusters.StandaloneCluster(root, env, workers=workers, pinned=pinned)
         try:
             cluster.start()
             yield Target(
@@ -804,6 +811,7 @@ def main() -> None:
         "--master", default="local[2]", help="the spark engine's master (default: local[2])"
     )
     parser.add_argument("--peer-sample", type=int, default=1000, help="0 to skip the peers")
+    parser.add_argument("--pin-workers", action="store_true", help=PIN_HELP)
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "audit"))
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -837,7 +845,8 @@ def main() -> None:
     results["cross_stack"] = args.cross_stack
     # Engine by engine, so that a cluster or server runs only while its own engine is measured.
     for engine_name in dict.fromkeys(args.engines):
-        with target(engine_name, args.master, out / "daemons" / engine_name) as where:
+        daemons = out / "daemons" / engine_name
+        with target(engine_name, args.master, daemons, args.pin_workers) as where:
             if where.startup_s is not None:
                 results["daemons_startup_s"][engine_name] = round(where.startup_s, 1)
             for corpus in corpora:

@@ -16,6 +16,7 @@ A client started with a fixture's ``env`` binds to loopback and ships Python wor
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -135,9 +136,14 @@ def _bind_failed(log: Path) -> bool:
     return "BindException" in text or "Address already in use" in text
 
 
-def _launch(cmd: list[str], env: Mapping[str, str], cwd: Path, log: Path) -> Proc:
+def _launch(
+    cmd: list[str], env: Mapping[str, str], cwd: Path, log: Path, cpu: int | None = None
+) -> Proc:
+    """``cmd`` started in its own session, its output appended to ``log``; with ``cpu``, it and
+    everything it starts (an executor, its Python workers) run on that core only."""
     log.parent.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
+    pinned = None if cpu is None else functools.partial(os.sched_setaffinity, 0, {cpu})
     with log.open("ab") as out:
         # A new session makes the process a group leader: teardown and kill_worker can signal the
         # JVM and everything it forks by one id. spark-class execs the JVM, so pid == JVM pid.
@@ -149,6 +155,7 @@ def _launch(cmd: list[str], env: Mapping[str, str], cwd: Path, log: Path) -> Pro
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=pinned,
         )
 
 
@@ -296,8 +303,12 @@ def worker_python(tmp_path_factory: pytest.TempPathFactory) -> str:
 class StandaloneCluster:
     """A standalone master and its workers, each one JVM started by ``bin/spark-class``."""
 
-    def __init__(self, root: Path, env: dict[str, str], workers: int) -> None:
+    def __init__(self, root: Path, env: dict[str, str], workers: int, pinned: bool = False) -> None:
+        """``pinned``: worker ``i`` and its executors run on core ``i`` only (modulo the
+        machine's cores), as on a machine of one core each: an unpinned one-core worker's JVM
+        still collects garbage and compiles on the other cores."""
         self.root = root
+        self.pinned = pinned
         self.log_dir = root / "logs"
         self.env = env
         self.master_url = ""
@@ -406,6 +417,7 @@ class StandaloneCluster:
             env,
             self.work_dirs[index],
             self._worker_logs[index],
+            index % (os.cpu_count() or 1) if self.pinned else None,
         )
 
     def _check_workers(self) -> None:

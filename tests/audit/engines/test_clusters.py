@@ -303,3 +303,25 @@ def test_job_survives_a_killed_worker(
         # The rest of the session expects two workers.
         cluster.restart_worker(1)
     assert len(cluster.alive_workers()) == 2
+
+
+def test_a_pinned_launch_and_what_it_starts_run_on_its_core_only(tmp_path: Path) -> None:
+    """``StandaloneCluster(pinned=True)`` launches worker ``i`` on core ``i`` only, for the
+    benches' one-core workers: the launched process and its children must inherit that core."""
+    from tests.support import clusters
+
+    script = "import os, subprocess, sys, time; subprocess.Popen(['sleep', '30']); time.sleep(30)"
+    proc = clusters._launch(
+        [sys.executable, "-c", script], os.environ, tmp_path, tmp_path / "log", cpu=0
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not clusters._descendants(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (child,) = clusters._descendants(proc.pid)
+        assert os.sched_getaffinity(proc.pid) == {0}
+        assert child.cpu_affinity() == [0]
+        assert os.sched_getaffinity(0) != {0} or os.cpu_count() == 1  # this process: unchanged
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

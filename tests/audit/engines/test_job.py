@@ -187,7 +187,12 @@ def test_cached_findings_are_not_left_in_a_clusters_200_shuffle_partitions(
         assert isinstance(result.findings, streaming.FindingsView)
         (cached,) = result.findings.sources
         assert cached.rdd.getNumPartitions() < 20
-        assert list(result.findings) == engine.audit_paths([str(corpus)]).findings
+        # The same findings and counts as the local engine: with this setting on, Spark 3.5.0
+        # lost rows of joins over cached plans (SPARK-45592, fixed before 4.0), and the counts
+        # are joins over the cached findings.
+        local = engine.audit_paths([str(corpus)])
+        assert list(result.findings) == local.findings
+        assert summarize(result) == summarize(local)
         streaming.release(result)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", "2")

@@ -310,7 +310,7 @@ def test_a_pinned_launch_and_what_it_starts_run_on_its_core_only(tmp_path: Path)
     benches' one-core workers: the launched process and its children must inherit that core."""
     from tests.support import clusters
 
-    script = "import os, subprocess, sys, time; subprocess.Popen(['sleep', '30']); time.sleep(30)"
+    script = "import subprocess, time; subprocess.Popen(['sleep', '30']); time.sleep(30)"
     proc = clusters._launch(
         [sys.executable, "-c", script], os.environ, tmp_path, tmp_path / "log", cpu=0
     )

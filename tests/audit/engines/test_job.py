@@ -169,8 +169,9 @@ def test_cached_findings_are_not_left_in_a_clusters_200_shuffle_partitions(
 ) -> None:
     """A standalone cluster keeps Spark's default of 200 shuffle partitions. The findings are
     cached after a join, and adaptive execution merges a cached plan's small partitions only with
-    ``spark.sql.optimizer.canChangeCachedPlanOutputPartitioning`` on (Spark's SQL configuration
-    reference: "queries may need an extra shuffle to read the cached data"): without it each pass
+    ``spark.sql.optimizer.canChangeCachedPlanOutputPartitioning`` on (an internal setting; its
+    text in Spark's SQLConf: "queries may need an extra shuffle to read the cached data"): without
+    it each pass
     over this corpus's findings ran over 204 partitions. The engine sets it for its run only.
     The join stage runs on the executors, and no join is broadcast, as in a fleet too large for
     either."""

@@ -9,7 +9,7 @@ data points, whatever their period).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
@@ -61,50 +61,36 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 _COMPACT_ROWS: Final = 2_000_000
 
 
+# The figures of a group of data points, from which column of the points, by which function.
+FIGURES: Final = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
+_POINT_COLUMNS: Final = ("maximum", "total", "samples", "timestamp", "timestamp")
+_FIGURE_FUNCTIONS: Final = ("max", "sum", "sum", "min", "max")
+
 # Objects read ahead of the fold per worker: enough that a worker never waits for the fold,
 # few enough that the objects in flight stay a small multiple of one object's points.
 _READ_AHEAD_PER_WORKER: Final = 2
 
 
-def _partial(points: pa.Table) -> pa.Table:
-    """Data points -> figures per series and dimension set (coverage-only rows included)."""
-    return grouping.group(
-        points,
-        PARTIAL_KEYS,
-        [
-            ("maximum", "max"),
-            ("total", "sum"),
-            ("samples", "sum"),
-            ("timestamp", "min"),
-            ("timestamp", "max"),
-        ],
-    )
+def partial_figures(points: pa.Table, keys: Sequence[str] = PARTIAL_KEYS) -> pa.Table:
+    """Data points -> figures per ``keys`` (by default per series and dimension set, coverage-only
+    rows included): ``maximum_max``, ``total_sum``, ``samples_sum``, ``timestamp_min``,
+    ``timestamp_max``."""
+    return grouping.group(points, keys, list(zip(_POINT_COLUMNS, _FIGURE_FUNCTIONS, strict=True)))
 
 
-def _merge(partials: list[pa.Table]) -> pa.Table:
+def merge_figures(partials: list[pa.Table], keys: Sequence[str] = PARTIAL_KEYS) -> pa.Table:
     """Figures of parts of the data -> figures of the whole (max, sums, min, max again)."""
     merged = grouping.group(
-        pa.concat_tables(partials),
-        PARTIAL_KEYS,
-        [
-            ("maximum_max", "max"),
-            ("total_sum", "sum"),
-            ("samples_sum", "sum"),
-            ("timestamp_min", "min"),
-            ("timestamp_max", "max"),
-        ],
+        pa.concat_tables(partials), keys, list(zip(FIGURES, _FIGURE_FUNCTIONS, strict=True))
     )
-    return merged.rename_columns(
-        [*PARTIAL_KEYS, "maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max"]
-    )
+    return merged.rename_columns([*keys, *FIGURES])
 
 
 def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
-    figures = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
     ordered = named.sort_by([(k, "ascending") for k in SERIES_KEYS])
     series_rows = list(
-        map(SeriesRow._make, zip(*grouping.columns(ordered, (*SERIES_KEYS, *figures)), strict=True))
+        map(SeriesRow._make, zip(*grouping.columns(ordered, (*SERIES_KEYS, *FIGURES)), strict=True))
     )
     sqs = partial.filter(pc.equal(partial.column("namespace"), SQS))
     coverage = sqs.group_by(list(COVERAGE_KEYS)).aggregate(
@@ -126,7 +112,7 @@ def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     """Per series (account, region, namespace, metric, the dimension's value): the largest
     ``max``, the sums of ``sum`` and ``count``, the first and last timestamp. Per account and
     region: the first and last timestamp of any AWS/SQS data point. Both sorted."""
-    return _rows(_partial(points))
+    return _rows(partial_figures(points))
 
 
 class _Fold:
@@ -149,11 +135,11 @@ class _Fold:
         if self.end is None:
             self.waiting.append(points)
             return
-        partial = _partial(in_window(points, window(self.end, self.window_days)[0]))
+        partial = partial_figures(in_window(points, window(self.end, self.window_days)[0]))
         self.partials.append(partial)
         self.rows += partial.num_rows
         if self.rows > _COMPACT_ROWS and len(self.partials) > 1:
-            self.partials = [_merge(self.partials)]
+            self.partials = [merge_figures(self.partials)]
             self.rows = self.partials[0].num_rows
 
     def settle(self) -> None:
@@ -167,7 +153,7 @@ class _Fold:
         self.settle()
         if len(self.partials) == 1:
             return _rows(self.partials[0])  # one part: its figures are the whole's
-        return _rows(_merge(self.partials)) if self.partials else ([], [])
+        return _rows(merge_figures(self.partials)) if self.partials else ([], [])
 
 
 def _decoded_in_order(

@@ -308,7 +308,25 @@ def test_spark_gives_the_local_figures(spark: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_spark_keeps_the_decoded_points_on_disk_not_in_the_jvm_heap(
+def test_spark_figures_are_those_computed_from_the_data_points(spark: Any, tmp_path: Path) -> None:
+    # A point six hours into a fourth day moves the window's end there: a one-day window then
+    # starts at 06:00 of the third day, whose points after it are counted again (``Recount``)
+    # and whose points up to it are not, and the days before it are dropped.
+    from constructs_lib.audit.engines.spark import metrics as spark_metrics
+
+    late = _point("111111111111", "us-east-1", "AWS/SQS", "NumberOfMessagesSent",
+                  {"QueueName": "orders"}, START + 3 * DAY + 6 * HOUR)  # fmt: skip
+    points = [*_corpus_points(days=3), late]
+    write_stream(tmp_path, points)
+    for days in (14, 1):
+        result = spark_metrics.read_and_aggregate(spark, str(tmp_path), days)
+        assert (list(result.series), list(result.coverage)) == expected(points, days)
+        assert result == aggregate.read_and_aggregate(str(tmp_path), days)
+    assert result.window_start == START + 2 * DAY + 6 * HOUR
+
+
+@pytest.mark.spark
+def test_spark_keeps_the_day_figures_on_disk_not_in_the_jvm_heap(
     spark: Any, tmp_path: Path
 ) -> None:
     # On a local master the executor is the driver's JVM: 10^8 points cached in memory ran its
@@ -317,13 +335,16 @@ def test_spark_keeps_the_decoded_points_on_disk_not_in_the_jvm_heap(
 
     from constructs_lib.audit.engines.spark import metrics as spark_metrics
 
-    write_stream(tmp_path, _corpus_points(days=1))
-    frames = spark_metrics.aggregate_frames(spark, str(tmp_path), 14, LIMITS)
+    write_stream(tmp_path, _corpus_points(days=2))
+    frames = spark_metrics.aggregate_frames(spark, str(tmp_path), 1, LIMITS)
     try:
-        assert frames.decoded.storageLevel == StorageLevel.DISK_ONLY
-        assert frames.decoded.is_cached
+        assert len(frames.persisted) == 2  # the day figures, and the first day's recount
+        for persisted in frames.persisted:
+            assert persisted.storageLevel == StorageLevel.DISK_ONLY
+            assert persisted.is_cached
     finally:
         frames.release()
+    assert not any(persisted.is_cached for persisted in frames.persisted)
 
 
 @pytest.mark.spark

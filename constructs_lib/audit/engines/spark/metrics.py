@@ -6,13 +6,18 @@ window does not need; it packs the rest into tasks by size as Spark's file sourc
 decodes its objects in Python (``mapInArrow`` with ``stream.read_points``, as the local engine
 does), so no data point reaches the driver and no Hadoop S3 connector is needed: an ``s3://``
 object is read with boto3 on the executor, on a classic session or Spark Connect alike.
-The aggregation is the DataFrame API's ``groupBy``; the driver collects only the aggregates,
-which are as many as the fleet has series.
 
-The decoded rows are persisted once: the window's end (the newest data point) must be known
-before a data point can be kept or dropped, and reading the objects twice would cost twice.
-On disk only: on a local master the executor is the driver's JVM, and 10^8 data points held
-in memory there ran its default 1 GiB heap out; on disk, 10^7 read no slower (28.5 s, 31.7 s).
+Each task also groups its data points per series, dimension set and day, with the local
+engine's grouping (``aggregate.partial_figures``), so what reaches the JVM follows the series
+and the days, not the data points: at 10^7 points in 100 objects, a few hundred thousand rows
+instead of ten million, which the JVM had to turn into rows, cache and group. The window's end
+(the newest data point) is only known once every object is read, so the figures are per day:
+the days after the one holding the window's start are wholly inside it, and that day alone is
+counted again over the objects that hold its data points (``Recount``), as the local engine's
+DuckDB scan does. The driver collects the aggregates only, as many as the fleet has series.
+
+The day figures are persisted once, on disk only: on a local master the executor is the
+driver's JVM, and 10^8 decoded data points held in memory there ran its default 1 GiB heap out.
 """
 
 from __future__ import annotations
@@ -28,15 +33,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from constructs_lib.audit.metrics import stream
-from constructs_lib.audit.metrics.aggregate import COVERAGE_KEYS, SERIES_KEYS, MetricsInput
-from constructs_lib.audit.metrics.decode import (
-    DEFAULT_STREAM_LIMITS,
-    POINT_SCHEMA,
-    SQS,
-    StreamLimits,
+from constructs_lib.audit.metrics import aggregate, stream
+from constructs_lib.audit.metrics.aggregate import (
+    COVERAGE_KEYS,
+    PARTIAL_KEYS,
+    SERIES_KEYS,
+    MetricsInput,
 )
-from constructs_lib.audit.metrics.request import DEFAULT_WINDOW_DAYS, window
+from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, StreamLimits
+from constructs_lib.audit.metrics.request import DAY_MS, DEFAULT_WINDOW_DAYS, window
 from constructs_lib.audit.model import CoverageRow, SeriesRow
 
 # Spark's file sources pack files by ``spark.sql.files.maxPartitionBytes`` (default 128 MiB)
@@ -52,6 +57,11 @@ PARALLELISM_PROBE_ROWS: Final = 1024
 _BYTE_STRING = re.compile(r"^\s*(\d+)\s*([a-z]?)b?\s*$")
 # Rows per Arrow batch a read task hands back to the JVM.
 BATCH_ROWS: Final = 65_536
+# A read task groups its data points this many at a time (about 100 MiB of Arrow on the bench
+# corpus), and merges the groups' figures once they pass MERGE_ROWS rows: a few times the
+# series of a large fleet, so memory follows the series and the days, not the data points.
+GROUP_ROWS: Final = 1_000_000
+MERGE_ROWS: Final = 2_000_000
 
 OBJECT_SCHEMA: Final = StructType(
     [
@@ -60,15 +70,19 @@ OBJECT_SCHEMA: Final = StructType(
         StructField("size", LongType(), False),
     ]
 )
-_SPARK_TYPES: Final = {"string": StringType(), "double": DoubleType(), "int64": LongType()}
-# One schema for both kinds of row a read task yields: a data point (``object`` null) and,
-# once per object, what it held (``object`` set, with its data point count and problem).
-DECODED_SCHEMA: Final = StructType(
+# What a read task yields, one schema for both kinds of row. Per object (``object`` set): its
+# problem, how many data points it held, and its first and last kept data point. Per series,
+# dimension set and day (``object`` null): the figures of the task's data points of that day.
+DAY_SCHEMA: Final = StructType(
     [
         StructField("object", StringType(), True),
         StructField("reason", StringType(), True),
         StructField("data_points", LongType(), True),
-        *(StructField(f.name, _SPARK_TYPES[str(f.type)], True) for f in POINT_SCHEMA),
+        *(StructField(name, StringType(), True) for name in PARTIAL_KEYS),
+        StructField("day", LongType(), True),
+        *(StructField(n, DoubleType(), True) for n in ("maximum", "total", "samples")),
+        StructField("first", LongType(), True),
+        StructField("last", LongType(), True),
     ]
 )
 SERIES_SCHEMA: Final = StructType(
@@ -86,55 +100,116 @@ COVERAGE_SCHEMA: Final = StructType(
         StructField("last", LongType(), True),
     ]
 )
+_DAY_KEYS: Final = (*PARTIAL_KEYS, "day")
 
 
-def _read_batches(batches: Iterable[Any], limits: StreamLimits) -> Iterator[Any]:
-    """One task's objects -> their data points, several objects' in a batch of up to
-    ``BATCH_ROWS``, then one row per object (on the executor)."""
+@dataclass(frozen=True)
+class Recount:
+    """A read that keeps only the data points of ``day`` (epoch days) after ``start`` (epoch
+    milliseconds): the day holding the window's start, counted again."""
+
+    start: int
+    day: int
+
+
+class _DayFigures:
+    """A task's data points folded into figures per series, dimension set and day: points wait
+    in groups of ``GROUP_ROWS`` and are grouped together (a large object holds each series once,
+    so grouping objects one at a time would not shrink them), the groups' figures merged when
+    they pass ``MERGE_ROWS``."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Any] = []
+        self.held = 0
+        self.parts: list[Any] = []
+        self.part_rows = 0
+
+    def add(self, points: Any) -> None:
+        if not points.num_rows:
+            return
+        self.waiting.append(points)
+        self.held += points.num_rows
+        if self.held >= GROUP_ROWS:
+            self._group()
+
+    def _group(self) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        if not self.waiting:
+            return
+        points = pa.concat_tables(self.waiting)
+        self.waiting, self.held = [], 0
+        stamps = points.column("timestamp").to_numpy()
+        days = points.append_column("day", pa.array(np.floor_divide(stamps, DAY_MS)))
+        self.parts.append(aggregate.partial_figures(days, _DAY_KEYS))
+        self.part_rows += self.parts[-1].num_rows
+        if self.part_rows > MERGE_ROWS and len(self.parts) > 1:
+            self.parts = [aggregate.merge_figures(self.parts, _DAY_KEYS)]
+            self.part_rows = self.parts[0].num_rows
+
+    def batches(self) -> Iterator[Any]:
+        """The figures as ``DAY_SCHEMA`` batches."""
+        import pyarrow as pa
+
+        self._group()
+        if not self.parts:
+            return
+        merged = (
+            self.parts[0]
+            if len(self.parts) == 1
+            else aggregate.merge_figures(self.parts, _DAY_KEYS)
+        )
+        rows = merged.num_rows
+        columns = [
+            pa.nulls(rows, pa.string()),
+            pa.nulls(rows, pa.string()),
+            pa.nulls(rows, pa.int64()),
+            *(merged.column(name) for name in (*_DAY_KEYS, *aggregate.FIGURES)),
+        ]
+        table = pa.Table.from_arrays(columns, schema=_arrow(DAY_SCHEMA))
+        yield from table.to_batches(max_chunksize=BATCH_ROWS)
+
+
+def _read_days(
+    batches: Iterable[Any], limits: StreamLimits, recount: Recount | None = None
+) -> Iterator[Any]:
+    """One task's objects -> the figures of their data points per series, dimension set and day,
+    then a row per object (on the executor). With ``recount``, only the figures of the points
+    it keeps, and no row per object: the objects were counted when first read."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    pending: list[Any] = []
-    held = 0
-    objects, reasons, counts = list[str](), list[str | None](), list[int]()
+    figures = _DayFigures()
+    objects: dict[str, list[Any]] = {
+        name: [] for name in ("object", "reason", "data_points", "first", "last")
+    }
     for batch in batches:
         for location, size in zip(
             batch.column("location").to_pylist(), batch.column("size").to_pylist(), strict=True
         ):
             decoded = stream.read_points(location, size, limits)
-            if decoded.points.num_rows:
-                pending.append(decoded.points)
-                held += decoded.points.num_rows
-            objects.append(location)
-            reasons.append(decoded.problem)
-            counts.append(decoded.data_points)
-            if held >= BATCH_ROWS:
-                yield from _point_batches(pending)
-                pending, held = [], 0
-    yield from _point_batches(pending)
-    if objects:
-        summary: dict[str, list[Any]] = {f.name: [None] * len(objects) for f in DECODED_SCHEMA}
-        summary.update(object=objects, reason=reasons, data_points=counts)
-        yield pa.RecordBatch.from_pydict(summary, schema=_arrow(DECODED_SCHEMA))
-
-
-def _point_batches(tables: list[Any]) -> Iterator[Any]:
-    """Objects' data points (``POINT_SCHEMA`` tables) as ``DECODED_SCHEMA`` batches."""
-    import pyarrow as pa
-
-    if not tables:
-        return
-    points = pa.concat_tables(tables).combine_chunks()
-    rows = points.num_rows
-    table = pa.table(
-        [
-            pa.nulls(rows, pa.string()),
-            pa.nulls(rows, pa.string()),
-            pa.nulls(rows, pa.int64()),
-            *points.columns,
-        ],
-        names=[f.name for f in DECODED_SCHEMA.fields],
-    )
-    yield from table.to_batches(max_chunksize=BATCH_ROWS)
+            points = decoded.points
+            if recount is not None:
+                stamps = points.column("timestamp")
+                after = pc.greater(stamps, recount.start)
+                before_next = pc.less(stamps, (recount.day + 1) * DAY_MS)
+                figures.add(points.filter(pc.and_(after, before_next)))
+                continue
+            figures.add(points)
+            stamps = points.column("timestamp")
+            objects["object"].append(location)
+            objects["reason"].append(decoded.problem)
+            objects["data_points"].append(decoded.data_points)
+            objects["first"].append(pc.min(stamps).as_py() if points.num_rows else None)
+            objects["last"].append(pc.max(stamps).as_py() if points.num_rows else None)
+    yield from figures.batches()
+    if objects["object"]:
+        summary: dict[str, list[Any]] = {
+            f.name: [None] * len(objects["object"]) for f in DAY_SCHEMA
+        }
+        summary.update(objects)
+        yield pa.RecordBatch.from_pydict(summary, schema=_arrow(DAY_SCHEMA))
 
 
 def _arrow(schema: StructType) -> Any:
@@ -256,57 +331,56 @@ def planned_objects(
     return slots.join(F.broadcast(objects), "task").select(*OBJECT_SCHEMA.fieldNames())
 
 
-def decoded_frame(
+def day_frame(
     spark: SparkSession,
     listed: list[stream.StreamObject],
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
     packing: TaskPacking | None = None,
+    recount: Recount | None = None,
 ) -> DataFrame:
-    """The objects' data points and per-object rows (``DECODED_SCHEMA``), not yet computed."""
+    """The objects' figures per series, dimension set and day, and a row per object
+    (``DAY_SCHEMA``, ``_read_days``), not yet computed."""
     objects = planned_objects(spark, listed, packing or session_packing(spark))
-    return objects.mapInArrow(functools.partial(_read_batches, limits=limits), DECODED_SCHEMA)
+    read = functools.partial(_read_days, limits=limits, recount=recount)
+    return objects.mapInArrow(read, DAY_SCHEMA)
 
 
-def points_in_window(decoded: DataFrame, start: int | None) -> DataFrame:
-    """Decoded rows -> the data points among them (not the per-object rows) newer than the
-    window's ``start`` (all of them when there is none)."""
-    points = decoded.filter(F.col("object").isNull())
-    if start is not None:
-        points = points.filter(F.col("timestamp") > F.lit(start))
-    return points
-
-
-def series_frame(points: DataFrame) -> DataFrame:
-    """Data points (already in the window) -> one row per series (``SERIES_SCHEMA``)."""
+def series_frame(figures: DataFrame) -> DataFrame:
+    """Day figures of the window's data points -> one row per series (``SERIES_SCHEMA``)."""
     return (
-        points.filter(F.col("dimension_name") != "")
+        figures.filter(F.col("dimension_name") != "")
         .groupBy(*SERIES_KEYS)
         .agg(
             F.max("maximum").alias("maximum"),
             F.sum("total").alias("total"),
             F.sum("samples").alias("samples"),
-            F.min("timestamp").alias("first"),
-            F.max("timestamp").alias("last"),
+            F.min("first").alias("first"),
+            F.max("last").alias("last"),
         )
         .select(*SeriesRow._fields)
     )
 
 
-def coverage_frame(points: DataFrame) -> DataFrame:
-    """Data points (already in the window) -> each account and region's AWS/SQS coverage."""
+def coverage_frame(figures: DataFrame) -> DataFrame:
+    """Day figures of the window's data points -> each account and region's AWS/SQS coverage."""
     return (
-        points.filter(F.col("namespace") == SQS)
+        figures.filter(F.col("namespace") == SQS)
         .groupBy(*COVERAGE_KEYS)
-        .agg(F.min("timestamp").alias("first"), F.max("timestamp").alias("last"))
+        .agg(F.min("first").alias("first"), F.max("last").alias("last"))
         .select(*CoverageRow._fields)
     )
+
+
+def after_day(figures: DataFrame, day: int) -> DataFrame:
+    """Day figures -> those of the days after ``day``."""
+    return figures.filter(F.col("day") > F.lit(day))
 
 
 @dataclass
 class MetricFrames:
     """The metrics input on Spark: the aggregates as DataFrames (``series``, ``coverage``), and
     what the driver already knows (the window, the counts, the problems). ``release`` drops
-    the persisted data points once the aggregates have been used."""
+    the persisted day figures once the aggregates have been used."""
 
     location: str
     window_days: int
@@ -318,10 +392,11 @@ class MetricFrames:
     objects_skipped: int
     data_points: int
     problems: tuple[tuple[str, str], ...]
-    decoded: DataFrame
+    persisted: tuple[DataFrame, ...]
 
     def release(self) -> None:
-        self.decoded.unpersist()
+        for frame in self.persisted:
+            frame.unpersist()
 
 
 def aggregate_frames(
@@ -330,39 +405,57 @@ def aggregate_frames(
     window_days: int = DEFAULT_WINDOW_DAYS,
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
 ) -> MetricFrames:
-    """List on the driver, read on the executors, aggregate with the DataFrame API. Two small
-    actions run here (the window's end and the counts; the problems); the aggregates are left
-    for the caller to join or collect. MetricsInputError when the location cannot be listed."""
+    """List on the driver, read and group by day on the executors, aggregate with the DataFrame
+    API. One action brings the objects' rows (the window's end, the counts, the problems); when
+    the window starts after some data point, the objects holding data points of its first day
+    are read again for that day (``Recount``). The aggregates are left for the caller to join
+    or collect. MetricsInputError when the location cannot be listed."""
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
-    decoded = decoded_frame(spark, to_read, limits).persist(StorageLevel.DISK_ONLY)
-    counted = decoded.agg(
-        F.count("object").alias("objects"),
-        F.sum("data_points").alias("data_points"),
-        F.max("timestamp").alias("newest"),
-    ).collect()[0]
-    problems = tuple(
-        (row["object"], row["reason"])
-        for row in decoded.filter(F.col("reason").isNotNull())
-        .select("object", "reason")
-        .orderBy("object")
-        .collect()
+    packing = session_packing(spark)
+    days = day_frame(spark, to_read, limits, packing).persist(StorageLevel.DISK_ONLY)
+    objects = (
+        days.filter(F.col("object").isNotNull())
+        .select("object", "reason", "data_points", "first", "last")
+        .toArrow()
+        .to_pylist()
     )
-    start, end = window(counted["newest"], window_days)
-    points = decoded.transform(points_in_window, start)
+    newest = max((o["last"] for o in objects if o["last"] is not None), default=None)
+    start, end = window(newest, window_days)
+    figures = days.filter(F.col("object").isNull())
+    persisted = [days]
+    if start is not None and any(o["first"] is not None and o["first"] <= start for o in objects):
+        recount = Recount(start, start // DAY_MS)
+        near = _holding(to_read, objects, recount)
+        again = day_frame(spark, near, limits, packing, recount).persist(StorageLevel.DISK_ONLY)
+        persisted.append(again)
+        figures = figures.transform(after_day, recount.day).unionByName(again)
     return MetricFrames(
         location=location,
         window_days=window_days,
         window_start=start,
         window_end=end,
-        series=series_frame(points),
-        coverage=coverage_frame(points),
+        series=series_frame(figures),
+        coverage=coverage_frame(figures),
         objects_read=len(to_read),
         objects_skipped=len(skipped),
-        data_points=int(counted["data_points"] or 0),
-        problems=problems,
-        decoded=decoded,
+        data_points=sum(o["data_points"] or 0 for o in objects),
+        problems=tuple(sorted((o["object"], o["reason"]) for o in objects if o["reason"])),
+        persisted=tuple(persisted),
     )
+
+
+def _holding(
+    to_read: list[stream.StreamObject], objects: list[dict[str, Any]], recount: Recount
+) -> list[stream.StreamObject]:
+    """The objects holding a data point of ``recount``'s day after its start."""
+    day_end = (recount.day + 1) * DAY_MS
+    holding = {
+        o["object"]
+        for o in objects
+        if o["first"] is not None and o["first"] < day_end and o["last"] > recount.start
+    }
+    return [o for o in to_read if o.location in holding]
 
 
 def collect(frames: MetricFrames) -> MetricsInput:

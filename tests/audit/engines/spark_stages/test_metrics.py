@@ -1,57 +1,195 @@
 """The metrics input's aggregation on Spark (``engines/spark/metrics.py``), on a few data points.
 
-The expected series and coverage are added up by hand from the points.
+The expected figures are added up by hand from the points.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pytest
+
 from constructs_lib.audit.engines.spark import metrics
+from constructs_lib.audit.metrics import stream
 from tests.support.frames import assert_same_rows, frame
 
+DAY = 86_400_000
+# 2026-11-20T00:00:00Z, the first millisecond of a day.
+T0 = 1_795_132_800_000
+DAY0 = T0 // DAY
 AGE = ("111", "us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", "orders")
 ERRORS = ("111", "us-east-1", "AWS/Lambda", "Errors", "FunctionName", "handler")
 # AWS/SQS without a dimension: kept for the account and region's coverage only.
 COVERAGE_ONLY = ("111", "us-east-1", "AWS/SQS", "NumberOfEmptyReceives", "", "")
-NO_OBJECT = (None, None, None)
-POINTS = [
-    (*NO_OBJECT, *AGE, 30.0, 60.0, 2.0, 1000),
-    (*NO_OBJECT, *AGE, 50.0, 70.0, 3.0, 2000),
-    (*NO_OBJECT, *AGE, 90.0, 90.0, 1.0, 500),  # before the window
-    (*NO_OBJECT, *COVERAGE_ONLY, 0.0, 0.0, 1.0, 1500),
-    (*NO_OBJECT, *ERRORS, 1.0, 1.0, 1.0, 1200),
-]
-OBJECT = ("s3://bucket/o1", None, 5, *(None,) * 10)
+NOT_AN_OBJECT = (None, None, None)
 
 
-def test_the_points_in_the_window_are_the_points_after_its_start(spark: Any) -> None:
-    decoded = frame(spark, metrics.DECODED_SCHEMA, [*POINTS, OBJECT])
-    in_window = [p for p in POINTS if p[-1] != 500]
-    assert_same_rows(
-        decoded.transform(metrics.points_in_window, 900),
-        frame(spark, metrics.DECODED_SCHEMA, in_window),
+def _line(keys: tuple[str, ...], high: float, total: float, count: float, ts: int) -> str:
+    account, region, namespace, metric, dimension, name = keys
+    point = {
+        "metric_stream_name": "fleet",
+        "account_id": account,
+        "region": region,
+        "namespace": namespace,
+        "metric_name": metric,
+        "dimensions": {dimension: name} if dimension else {},
+        "timestamp": ts,
+        "value": {"max": high, "min": 0.0, "sum": total, "count": count},
+        "unit": "Count",
+    }
+    return json.dumps(point) + "\n"
+
+
+@pytest.fixture
+def two_objects(tmp_path: Path) -> list[stream.StreamObject]:
+    """Object A: two points of the queue's age on day 0 and one of the function's errors.
+    Object B, gzip: the age on day 1, a coverage-only point on day 0, an EC2 point (not kept)
+    and a line that is not a data point."""
+    first = tmp_path / "a.json"
+    first.write_text(
+        _line(AGE, 30.0, 60.0, 2.0, T0 + 1000)
+        + _line(AGE, 50.0, 70.0, 3.0, T0 + 2000)
+        + _line(ERRORS, 1.0, 1.0, 1.0, T0 + 1200)
     )
-    assert_same_rows(
-        decoded.transform(metrics.points_in_window, None),
-        frame(spark, metrics.DECODED_SCHEMA, POINTS),
+    second = tmp_path / "b.json.gz"
+    ec2 = ("111", "us-east-1", "AWS/EC2", "CPUUtilization", "InstanceId", "i-1")
+    second.write_bytes(
+        gzip.compress(
+            (
+                _line(AGE, 90.0, 90.0, 1.0, T0 + DAY + 500)
+                + _line(COVERAGE_ONLY, 0.0, 0.0, 1.0, T0 + 1500)
+                + _line(ec2, 5.0, 5.0, 1.0, T0 + 1600)
+                + "not json\n"
+            ).encode()
+        )
     )
+    return [stream.StreamObject(str(p), p.stat().st_size, None) for p in (first, second)]
 
 
-def test_a_series_adds_up_its_points(spark: Any) -> None:
-    points = frame(spark, metrics.DECODED_SCHEMA, [p for p in POINTS if p[-1] != 500])
+def _task(objects: list[stream.StreamObject], recount: metrics.Recount | None = None) -> pa.Table:
+    """What one read task over ``objects`` yields, as one table."""
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "task": [0] * len(objects),
+            "location": [o.location for o in objects],
+            "size": [o.size for o in objects],
+        }
+    )
+    read = metrics._read_days([batch], metrics.DEFAULT_STREAM_LIMITS, recount)
+    return pa.Table.from_batches(list(read), schema=metrics._arrow(metrics.DAY_SCHEMA))
+
+
+def _day_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    days = table.filter(pa.compute.is_null(table.column("object")))
+    names = [*metrics.PARTIAL_KEYS, "day", "maximum", "total", "samples", "first", "last"]
+    return sorted(zip(*(days.column(n).to_pylist() for n in names), strict=True))
+
+
+def _object_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    objects = table.filter(pa.compute.is_valid(table.column("object")))
+    names = ["object", "data_points", "first", "last"]
+    return sorted(zip(*(objects.column(n).to_pylist() for n in names), strict=True))
+
+
+def test_a_read_task_adds_up_each_series_per_day(two_objects: list[Any]) -> None:
+    table = _task(two_objects)
+    assert _day_rows(table) == sorted(
+        [
+            (*AGE, DAY0, 50.0, 130.0, 5.0, T0 + 1000, T0 + 2000),
+            (*AGE, DAY0 + 1, 90.0, 90.0, 1.0, T0 + DAY + 500, T0 + DAY + 500),
+            (*ERRORS, DAY0, 1.0, 1.0, 1.0, T0 + 1200, T0 + 1200),
+            (*COVERAGE_ONLY, DAY0, 0.0, 0.0, 1.0, T0 + 1500, T0 + 1500),
+        ]
+    )
+    first, second = (o.location for o in two_objects)
+    # Data points held, kept or not (the EC2 point counts, the bad line does not); the first
+    # and last are of the kept points.
+    assert _object_rows(table) == [
+        (first, 3, T0 + 1000, T0 + 2000),
+        (second, 3, T0 + 1500, T0 + DAY + 500),
+    ]
+    reasons = dict(zip(*(table.column(n).to_pylist() for n in ("object", "reason")), strict=True))
+    assert reasons[first] is None and reasons[second] is not None
+
+
+def test_a_read_task_grouping_a_point_at_a_time_gives_the_same_figures(
+    two_objects: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = _task(two_objects)
+    monkeypatch.setattr(metrics, "GROUP_ROWS", 1)
+    monkeypatch.setattr(metrics, "MERGE_ROWS", 1)
+    assert _day_rows(_task(two_objects)) == _day_rows(whole)
+    assert _object_rows(_task(two_objects)) == _object_rows(whole)
+
+
+def test_a_recount_keeps_the_points_of_its_day_after_its_start(two_objects: list[Any]) -> None:
+    table = _task(two_objects, metrics.Recount(start=T0 + 1200, day=DAY0))
+    # The errors point at the start itself is out; day 1 is another day's.
+    assert _day_rows(table) == sorted(
+        [
+            (*AGE, DAY0, 50.0, 70.0, 3.0, T0 + 2000, T0 + 2000),
+            (*COVERAGE_ONLY, DAY0, 0.0, 0.0, 1.0, T0 + 1500, T0 + 1500),
+        ]
+    )
+    assert _object_rows(table) == []  # counted when first read
+
+
+def test_the_recount_reads_the_objects_holding_points_of_the_day_after_the_start() -> None:
+    recount = metrics.Recount(start=T0 + 1000, day=DAY0)
+    spans = {
+        "ends-at-start": (T0 - 500, T0 + 1000),
+        "ends-after-start": (T0 - 500, T0 + 1001),
+        "inside": (T0 + 5000, T0 + 6000),
+        "starts-next-day": (T0 + DAY, T0 + DAY + 10),
+        "ends-next-day": (T0 + DAY - 1, T0 + DAY + 10),
+        "no-points": (None, None),
+    }
+    listed = [stream.StreamObject(name, 1, None) for name in spans]
+    read = [{"object": n, "first": first, "last": last} for n, (first, last) in spans.items()]
+    holding = metrics._holding(listed, read, recount)
+    assert [o.location for o in holding] == ["ends-after-start", "inside", "ends-next-day"]
+
+
+def _figures(*rows: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    return [(*NOT_AN_OBJECT, *row) for row in rows]
+
+
+FIGURES = _figures(
+    (*AGE, DAY0, 30.0, 60.0, 2.0, T0 + 1000, T0 + 1000),
+    (*AGE, DAY0 + 1, 50.0, 70.0, 3.0, T0 + DAY + 2000, T0 + DAY + 3000),
+    (*COVERAGE_ONLY, DAY0, 0.0, 0.0, 1.0, T0 + 500, T0 + 1500),
+    (*ERRORS, DAY0 + 1, 1.0, 1.0, 1.0, T0 + DAY + 1200, T0 + DAY + 1200),
+)
+
+
+def test_a_series_adds_up_its_days(spark: Any) -> None:
     account, region, namespace, metric, _dimension, name = AGE
-    age = (account, region, namespace, metric, name, 50.0, 130.0, 5.0, 1000, 2000)
-    errors = ("111", "us-east-1", "AWS/Lambda", "Errors", "handler", 1.0, 1.0, 1.0, 1200, 1200)
+    age = (account, region, namespace, metric, name, 50.0, 130.0, 5.0, T0 + 1000, T0 + DAY + 3000)
+    errors = ("111", "us-east-1", "AWS/Lambda", "Errors", "handler", 1.0, 1.0, 1.0)
     assert_same_rows(
-        points.transform(metrics.series_frame),
-        frame(spark, metrics.SERIES_SCHEMA, [age, errors]),
+        frame(spark, metrics.DAY_SCHEMA, FIGURES).transform(metrics.series_frame),
+        frame(
+            spark,
+            metrics.SERIES_SCHEMA,
+            [age, (*errors, T0 + DAY + 1200, T0 + DAY + 1200)],
+        ),
     )
 
 
-def test_coverage_spans_an_account_and_region_s_sqs_points(spark: Any) -> None:
-    points = frame(spark, metrics.DECODED_SCHEMA, [p for p in POINTS if p[-1] != 500])
+def test_coverage_spans_an_account_and_region_s_sqs_days(spark: Any) -> None:
     assert_same_rows(
-        points.transform(metrics.coverage_frame),
-        frame(spark, metrics.COVERAGE_SCHEMA, [("111", "us-east-1", 1000, 2000)]),
+        frame(spark, metrics.DAY_SCHEMA, FIGURES).transform(metrics.coverage_frame),
+        frame(spark, metrics.COVERAGE_SCHEMA, [("111", "us-east-1", T0 + 500, T0 + DAY + 3000)]),
+    )
+
+
+def test_the_days_after_a_day_are_those_of_later_days(spark: Any) -> None:
+    figures = frame(spark, metrics.DAY_SCHEMA, FIGURES)
+    assert_same_rows(
+        figures.transform(metrics.after_day, DAY0),
+        frame(spark, metrics.DAY_SCHEMA, [FIGURES[1], FIGURES[3]]),
     )

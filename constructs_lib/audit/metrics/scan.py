@@ -72,11 +72,13 @@ WHERE good AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
 
 @dataclass
 class Scan:
-    """What the scans found: per file its data points and problem, the newest kept data point,
-    the figures per series and day, and the files each query scanned."""
+    """What the scans found: per file its data points, problem and first and last kept data
+    point (None without one), the newest kept data point, the figures per series and day, and
+    the files each query scanned."""
 
     data_points: dict[str, int] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
+    spans: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     newest: int | None = None
     days: list[pa.Table] = field(default_factory=list)
     scanned: dict[str, list[StreamObject]] = field(default_factory=dict)
@@ -167,9 +169,10 @@ def _scan_group(
 
 
 def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: list[Any]) -> None:
-    names = ("filename", "rows", "malformed", "timestamp_max")
-    for name, count, malformed, top in zip(*grouping.columns(per_file, names), strict=True):
+    names = ("filename", "rows", "malformed", "timestamp_min", "timestamp_max")
+    for name, count, malformed, low, top in zip(*grouping.columns(per_file, names), strict=True):
         found.data_points[name] = count - malformed
+        found.spans[name] = (low, top)
         if malformed:
             found.problems[name] = columnar.MALFORMED_ROWS.format(malformed)
         if top is not None:

@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from constructs_lib.audit.metrics import aggregate, stream
+from constructs_lib.audit.metrics import aggregate, scan, stream
 from constructs_lib.audit.metrics.aggregate import (
     COVERAGE_KEYS,
     PARTIAL_KEYS,
@@ -101,6 +101,7 @@ COVERAGE_SCHEMA: Final = StructType(
     ]
 )
 _DAY_KEYS: Final = (*PARTIAL_KEYS, "day")
+_FIGURE_COLUMNS: Final = (*_DAY_KEYS, *aggregate.FIGURES)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,14 @@ class Recount:
 
     start: int
     day: int
+
+    def kept(self, points: Any) -> Any:
+        """``points`` of the day after the start."""
+        import pyarrow.compute as pc
+
+        stamps = points.column("timestamp")
+        after = pc.greater(stamps, self.start)
+        return points.filter(pc.and_(after, pc.less(stamps, (self.day + 1) * DAY_MS)))
 
 
 class _DayFigures:
@@ -132,6 +141,12 @@ class _DayFigures:
         if self.held >= GROUP_ROWS:
             self._group()
 
+    def add_figures(self, days: Any) -> None:
+        """Figures already grouped per series, dimension set and day (``scan``'s)."""
+        if days.num_rows:
+            self.parts.append(days.select(list(_FIGURE_COLUMNS)).cast(_figure_schema()))
+            self.part_rows += days.num_rows
+
     def _group(self) -> None:
         import numpy as np
         import pyarrow as pa
@@ -142,7 +157,8 @@ class _DayFigures:
         self.waiting, self.held = [], 0
         stamps = points.column("timestamp").to_numpy()
         days = points.append_column("day", pa.array(np.floor_divide(stamps, DAY_MS)))
-        self.parts.append(aggregate.partial_figures(days, _DAY_KEYS))
+        grouped = aggregate.partial_figures(days, _DAY_KEYS)
+        self.parts.append(grouped.select(list(_FIGURE_COLUMNS)).cast(_figure_schema()))
         self.part_rows += self.parts[-1].num_rows
         if self.part_rows > MERGE_ROWS and len(self.parts) > 1:
             self.parts = [aggregate.merge_figures(self.parts, _DAY_KEYS)]
@@ -175,41 +191,81 @@ def _read_days(
     batches: Iterable[Any], limits: StreamLimits, recount: Recount | None = None
 ) -> Iterator[Any]:
     """One task's objects -> the figures of their data points per series, dimension set and day,
-    then a row per object (on the executor). With ``recount``, only the figures of the points
-    it keeps, and no row per object: the objects were counted when first read."""
+    then a row per object (on the executor). The objects the executor reaches as local files go
+    through the local engine's DuckDB scan, in one query per format (``scan``), the others one at
+    a time. With ``recount``, only the figures of the points it keeps, each object read alone,
+    and no row per object: the objects were counted when first read."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    figures = _DayFigures()
-    objects: dict[str, list[Any]] = {
-        name: [] for name in ("object", "reason", "data_points", "first", "last")
-    }
-    for batch in batches:
+    listed = [
+        stream.StreamObject(location, size, None)
+        for batch in batches
         for location, size in zip(
             batch.column("location").to_pylist(), batch.column("size").to_pylist(), strict=True
-        ):
-            decoded = stream.read_points(location, size, limits)
-            points = decoded.points
-            if recount is not None:
-                stamps = points.column("timestamp")
-                after = pc.greater(stamps, recount.start)
-                before_next = pc.less(stamps, (recount.day + 1) * DAY_MS)
-                figures.add(points.filter(pc.and_(after, before_next)))
-                continue
-            figures.add(points)
-            stamps = points.column("timestamp")
-            objects["object"].append(location)
-            objects["reason"].append(decoded.problem)
-            objects["data_points"].append(decoded.data_points)
-            objects["first"].append(pc.min(stamps).as_py() if points.num_rows else None)
-            objects["last"].append(pc.max(stamps).as_py() if points.num_rows else None)
+        )
+    ]
+    figures = _DayFigures()
+    objects = _ObjectRows()
+    rest = listed
+    if recount is None:
+        found, rest = scan.scan(listed, limits, workers=1)
+        for days in found.days:
+            figures.add_figures(days)
+        left = {o.location for o in rest}
+        for item in listed:
+            if item.location not in left:
+                first, last = found.spans.get(item.location, (None, None))
+                count = found.data_points.get(item.location, 0)
+                objects.add(item.location, found.problems.get(item.location), count, first, last)
+    for item in rest:
+        decoded = stream.read_points(item.location, item.size, limits)
+        points = decoded.points
+        if recount is not None:
+            figures.add(recount.kept(points))
+            continue
+        figures.add(points)
+        stamps = points.column("timestamp")
+        first, last = _span(stamps) if points.num_rows else (None, None)
+        objects.add(item.location, decoded.problem, decoded.data_points, first, last)
     yield from figures.batches()
-    if objects["object"]:
+    if objects.rows["object"]:
         summary: dict[str, list[Any]] = {
-            f.name: [None] * len(objects["object"]) for f in DAY_SCHEMA
+            f.name: [None] * len(objects.rows["object"]) for f in DAY_SCHEMA
         }
-        summary.update(objects)
+        summary.update(objects.rows)
         yield pa.RecordBatch.from_pydict(summary, schema=_arrow(DAY_SCHEMA))
+
+
+class _ObjectRows:
+    """A read task's row per object: its problem, data points, first and last kept point."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[Any]] = {
+            name: [] for name in ("object", "reason", "data_points", "first", "last")
+        }
+
+    def add(self, *values: Any) -> None:
+        for column, value in zip(self.rows.values(), values, strict=True):
+            column.append(value)
+
+
+def _span(stamps: Any) -> tuple[int, int]:
+    """The first and last of timestamps (not empty)."""
+    import pyarrow.compute as pc
+
+    low, high = pc.min_max(stamps).values()
+    return low.as_py(), high.as_py()
+
+
+def _figure_schema() -> Any:
+    """The Arrow schema of figures per series, dimension set and day, as grouped."""
+    import pyarrow as pa
+
+    day = _arrow(DAY_SCHEMA)
+    kinds = [
+        day.field(n).type for n in (*_DAY_KEYS, "maximum", "total", "samples", "first", "last")
+    ]
+    return pa.schema(list(zip(_FIGURE_COLUMNS, kinds, strict=True)))
 
 
 def _arrow(schema: StructType) -> Any:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from constructs_lib.audit.engines.spark import metrics
-from constructs_lib.audit.metrics import stream
+from constructs_lib.audit.metrics import scan, stream
 from tests.support.frames import assert_same_rows, frame
 
 DAY = 86_400_000
@@ -116,14 +116,35 @@ def test_a_read_task_adds_up_each_series_per_day(two_objects: list[Any]) -> None
     assert reasons[first] is None and reasons[second] is not None
 
 
-def test_a_read_task_grouping_a_point_at_a_time_gives_the_same_figures(
+def test_a_read_task_scans_local_files_and_reads_the_rest_one_at_a_time(
     two_objects: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    whole = _task(two_objects)
+    # Object B's bad line fails DuckDB's query: B leaves the scan for the per-object path.
+    alone: list[str] = []
+    read_points = stream.read_points
+
+    def spied(location: str, *args: Any) -> Any:
+        alone.append(location)
+        return read_points(location, *args)
+
+    monkeypatch.setattr(stream, "read_points", spied)
+    _task(two_objects)
+    assert alone == [two_objects[1].location]
+
+
+def test_a_read_task_gives_the_same_figures_whichever_path_reads_its_objects(
+    two_objects: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scanned = _task(two_objects)
+    # Every object read alone, its points grouped one at a time and the groups merged each time.
+    monkeypatch.setattr(scan, "scan", lambda listed, _limits, workers: (scan.Scan(), listed))
     monkeypatch.setattr(metrics, "GROUP_ROWS", 1)
     monkeypatch.setattr(metrics, "MERGE_ROWS", 1)
-    assert _day_rows(_task(two_objects)) == _day_rows(whole)
-    assert _object_rows(_task(two_objects)) == _object_rows(whole)
+    alone = _task(two_objects)
+    assert _day_rows(alone) == _day_rows(scanned)
+    assert _object_rows(alone) == _object_rows(scanned)
+    reasons = [table.column("reason").to_pylist() for table in (alone, scanned)]
+    assert reasons[0] == reasons[1]
 
 
 def test_a_recount_keeps_the_points_of_its_day_after_its_start(two_objects: list[Any]) -> None:

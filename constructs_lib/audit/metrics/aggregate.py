@@ -86,7 +86,9 @@ def merge_figures(partials: list[pa.Table], keys: Sequence[str] = PARTIAL_KEYS) 
     return merged.rename_columns([*keys, *FIGURES])
 
 
-def _rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
+def figure_rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
+    """Figures per series and dimension set (``PARTIAL_KEYS`` and ``FIGURES``) -> the series
+    (those with a dimension), and each account and region's AWS/SQS coverage, both sorted."""
     named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
     ordered = named.sort_by([(k, "ascending") for k in SERIES_KEYS])
     series_rows = list(
@@ -112,7 +114,7 @@ def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     """Per series (account, region, namespace, metric, the dimension's value): the largest
     ``max``, the sums of ``sum`` and ``count``, the first and last timestamp. Per account and
     region: the first and last timestamp of any AWS/SQS data point. Both sorted."""
-    return _rows(partial_figures(points))
+    return figure_rows(partial_figures(points))
 
 
 class _Fold:
@@ -152,8 +154,8 @@ class _Fold:
     def figures(self) -> tuple[list[SeriesRow], list[CoverageRow]]:
         self.settle()
         if len(self.partials) == 1:
-            return _rows(self.partials[0])  # one part: its figures are the whole's
-        return _rows(merge_figures(self.partials)) if self.partials else ([], [])
+            return figure_rows(self.partials[0])  # one part: its figures are the whole's
+        return figure_rows(merge_figures(self.partials)) if self.partials else ([], [])
 
 
 def _decoded_in_order(

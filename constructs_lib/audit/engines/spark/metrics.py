@@ -35,14 +35,11 @@ from pyspark.sql.types import DoubleType, LongType, StringType, StructField, Str
 
 from constructs_lib.audit.metrics import aggregate, scan, stream
 from constructs_lib.audit.metrics.aggregate import (
-    COVERAGE_KEYS,
     PARTIAL_KEYS,
-    SERIES_KEYS,
     MetricsInput,
 )
-from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, SQS, StreamLimits
+from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, StreamLimits
 from constructs_lib.audit.metrics.request import DAY_MS, DEFAULT_WINDOW_DAYS, window
-from constructs_lib.audit.model import CoverageRow, SeriesRow
 
 # Spark's file sources pack files by ``spark.sql.files.maxPartitionBytes`` (default 128 MiB)
 # and ``spark.sql.files.openCostInBytes`` (4 MiB, for HDFS; ours 64 KiB unless set): 5,716 objects
@@ -85,19 +82,11 @@ DAY_SCHEMA: Final = StructType(
         StructField("last", LongType(), True),
     ]
 )
-SERIES_SCHEMA: Final = StructType(
+FIGURES_SCHEMA: Final = StructType(
     [
-        *(StructField(name, StringType(), False) for name in SERIES_KEYS),
-        *(StructField(n, DoubleType(), True) for n in ("maximum", "total", "samples")),
-        StructField("first", LongType(), True),
-        StructField("last", LongType(), True),
-    ]
-)
-COVERAGE_SCHEMA: Final = StructType(
-    [
-        *(StructField(name, StringType(), False) for name in COVERAGE_KEYS),
-        StructField("first", LongType(), True),
-        StructField("last", LongType(), True),
+        *(StructField(name, StringType(), True) for name in PARTIAL_KEYS),
+        *(StructField(n, DoubleType(), True) for n in aggregate.FIGURES[:3]),
+        *(StructField(n, LongType(), True) for n in aggregate.FIGURES[3:]),
     ]
 )
 _DAY_KEYS: Final = (*PARTIAL_KEYS, "day")
@@ -401,29 +390,17 @@ def day_frame(
     return objects.mapInArrow(read, DAY_SCHEMA)
 
 
-def series_frame(figures: DataFrame) -> DataFrame:
-    """Day figures of the window's data points -> one row per series (``SERIES_SCHEMA``)."""
-    return (
-        figures.filter(F.col("dimension_name") != "")
-        .groupBy(*SERIES_KEYS)
-        .agg(
-            F.max("maximum").alias("maximum"),
-            F.sum("total").alias("total"),
-            F.sum("samples").alias("samples"),
-            F.min("first").alias("first"),
-            F.max("last").alias("last"),
-        )
-        .select(*SeriesRow._fields)
-    )
-
-
-def coverage_frame(figures: DataFrame) -> DataFrame:
-    """Day figures of the window's data points -> each account and region's AWS/SQS coverage."""
-    return (
-        figures.filter(F.col("namespace") == SQS)
-        .groupBy(*COVERAGE_KEYS)
-        .agg(F.min("first").alias("first"), F.max("last").alias("last"))
-        .select(*CoverageRow._fields)
+def series_figures(days: DataFrame) -> DataFrame:
+    """Day figures of the window's data points -> the figures per series and dimension set,
+    coverage-only rows included (``FIGURES_SCHEMA``): what ``aggregate.figure_rows`` turns into
+    the series and the coverage, as the local engine does."""
+    maximum, total, samples, first, last = aggregate.FIGURES
+    return days.groupBy(*PARTIAL_KEYS).agg(
+        F.max("maximum").alias(maximum),
+        F.sum("total").alias(total),
+        F.sum("samples").alias(samples),
+        F.min("first").alias(first),
+        F.max("last").alias(last),
     )
 
 
@@ -434,16 +411,15 @@ def after_day(figures: DataFrame, day: int) -> DataFrame:
 
 @dataclass
 class MetricFrames:
-    """The metrics input on Spark: the aggregates as DataFrames (``series``, ``coverage``), and
-    what the driver already knows (the window, the counts, the problems). ``release`` drops
-    the persisted day figures once the aggregates have been used."""
+    """The metrics input on Spark: the figures per series as a DataFrame (``figures``,
+    ``FIGURES_SCHEMA``), and what the driver already knows (the window, the counts, the
+    problems). ``release`` drops the persisted day figures once the figures have been used."""
 
     location: str
     window_days: int
     window_start: int | None
     window_end: int | None
-    series: DataFrame
-    coverage: DataFrame
+    figures: DataFrame
     objects_read: int
     objects_skipped: int
     data_points: int
@@ -491,8 +467,7 @@ def aggregate_frames(
         window_days=window_days,
         window_start=start,
         window_end=end,
-        series=series_frame(figures),
-        coverage=coverage_frame(figures),
+        figures=series_figures(figures),
         objects_read=len(to_read),
         objects_skipped=len(skipped),
         data_points=sum(o["data_points"] or 0 for o in objects),
@@ -515,11 +490,11 @@ def _holding(
 
 
 def collect(frames: MetricFrames) -> MetricsInput:
-    """The aggregates on the driver, as the local engine returns them (then ``release``).
-    They travel as Arrow batches: a series per queue metric is hundreds of thousands of rows
-    for a large fleet, which pickled rows bring over several times slower."""
-    series = sorted(SeriesRow(**row) for row in frames.series.toArrow().to_pylist())
-    coverage = sorted(CoverageRow(**row) for row in frames.coverage.toArrow().to_pylist())
+    """The figures on the driver, as the local engine returns them (then ``release``): one job,
+    whose rows travel as Arrow batches (a series per queue metric is hundreds of thousands of
+    rows for a large fleet, which pickled rows bring over several times slower), made series
+    and coverage by the local engine's own ``figure_rows``."""
+    series, coverage = aggregate.figure_rows(frames.figures.toArrow())
     frames.release()
     return MetricsInput(
         location=frames.location,

@@ -188,23 +188,14 @@ FIGURES = _figures(
 
 
 def test_a_series_adds_up_its_days(spark: Any) -> None:
-    account, region, namespace, metric, _dimension, name = AGE
-    age = (account, region, namespace, metric, name, 50.0, 130.0, 5.0, T0 + 1000, T0 + DAY + 3000)
-    errors = ("111", "us-east-1", "AWS/Lambda", "Errors", "handler", 1.0, 1.0, 1.0)
+    expected = [
+        (*AGE, 50.0, 130.0, 5.0, T0 + 1000, T0 + DAY + 3000),
+        (*COVERAGE_ONLY, 0.0, 0.0, 1.0, T0 + 500, T0 + 1500),
+        (*ERRORS, 1.0, 1.0, 1.0, T0 + DAY + 1200, T0 + DAY + 1200),
+    ]
     assert_same_rows(
-        frame(spark, metrics.DAY_SCHEMA, FIGURES).transform(metrics.series_frame),
-        frame(
-            spark,
-            metrics.SERIES_SCHEMA,
-            [age, (*errors, T0 + DAY + 1200, T0 + DAY + 1200)],
-        ),
-    )
-
-
-def test_coverage_spans_an_account_and_region_s_sqs_days(spark: Any) -> None:
-    assert_same_rows(
-        frame(spark, metrics.DAY_SCHEMA, FIGURES).transform(metrics.coverage_frame),
-        frame(spark, metrics.COVERAGE_SCHEMA, [("111", "us-east-1", T0 + 500, T0 + DAY + 3000)]),
+        frame(spark, metrics.DAY_SCHEMA, FIGURES).transform(metrics.series_figures),
+        frame(spark, metrics.FIGURES_SCHEMA, expected),
     )
 
 

@@ -117,6 +117,11 @@ PIN_HELP = (
     "on machines of one core: unpinned, a one-core worker's JVM also collects garbage and "
     "compiles on the other cores, which a second worker then needs"
 )
+CODE_HELP = (
+    "run the package of another checkout (a worktree of another commit) instead of this one's: "
+    "its path goes first on PYTHONPATH for every run, and for a cluster's executors and Python "
+    "workers, so one bench measures the code before and after a change"
+)
 SAMPLE_S = 0.2
 
 
@@ -457,17 +462,36 @@ class Target:
     log_tail: Callable[[], str] = lambda: ""
 
 
-def _without_dropped(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in DROPPED_ENV}
+def checkout(text: str) -> Path:
+    """``--code``'s value: a folder holding the package, as a checkout of this repository does."""
+    folder = Path(text)
+    if not (folder / "constructs_lib" / "__init__.py").is_file():
+        raise argparse.ArgumentTypeError(
+            f"{text}: no constructs_lib package in it; give a checkout of another commit "
+            "(git worktree add DIR COMMIT)"
+        )
+    return folder
+
+
+def _without_dropped(env: dict[str, str], code: Path | None = None) -> dict[str, str]:
+    """``env`` without the test fixtures' settings; with ``code``, that checkout first on the
+    path of the runs, and of a cluster's executors and Python workers, which inherit it."""
+    kept = {k: v for k, v in env.items() if k not in DROPPED_ENV}
+    if code is not None:
+        kept["PYTHONPATH"] = str(code.resolve())
+    return kept
 
 
 @contextlib.contextmanager
-def target(engine_name: str, master: str, root: Path, pinned: bool = False) -> Iterator[Target]:
+def target(
+    engine_name: str, master: str, root: Path, pinned: bool = False, code: Path | None = None
+) -> Iterator[Target]:
     """The engine's target; for ``cluster-N`` and ``connect``, daemons started under ``root`` and
     stopped on leaving, however the runs ended. ``pinned``: each worker of a cluster on a core of
-    its own (``StandaloneCluster``)."""
+    its own (``StandaloneCluster``). ``code``: the package of that checkout runs (``CODE_HELP``)."""
     if engine_name in (*LOCAL_WORKERS, "spark"):
-        yield Target(_without_dropped(dict(os.environ)), ["--engine", "spark", "--master", master])
+        env = _without_dropped(dict(os.environ), code)
+        yield Target(env, ["--engine", "spark", "--master", master])
         return
     if shutil.which("java") is None:
         raise SystemExit(f"{engine_name}: java is not on PATH, no Spark daemon can start")
@@ -480,7 +504,7 @@ def target(engine_name: str, master: str, root: Path, pinned: bool = False) -> I
     # Logs, work and scratch directories of this invocation only.
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    env = _without_dropped(clusters._base_env({}, sys.executable, root))
+    env = _without_dropped(clusters._base_env({}, sys.executable, root), code)
     if engine_name in CLUSTER_WORKERS:
         # As the fixture: the master and workers only schedule; executors keep their 1g.
         env["SPARK_DAEMON_MEMORY"] = "512m"
@@ -812,6 +836,7 @@ def main() -> None:
     )
     parser.add_argument("--peer-sample", type=int, default=1000, help="0 to skip the peers")
     parser.add_argument("--pin-workers", action="store_true", help=PIN_HELP)
+    parser.add_argument("--code", type=checkout, help=CODE_HELP)
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "audit"))
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -846,7 +871,7 @@ def main() -> None:
     # Engine by engine, so that a cluster or server runs only while its own engine is measured.
     for engine_name in dict.fromkeys(args.engines):
         daemons = out / "daemons" / engine_name
-        with target(engine_name, args.master, daemons, args.pin_workers) as where:
+        with target(engine_name, args.master, daemons, args.pin_workers, args.code) as where:
             if where.startup_s is not None:
                 results["daemons_startup_s"][engine_name] = round(where.startup_s, 1)
             for corpus in corpora:

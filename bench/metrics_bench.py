@@ -193,12 +193,14 @@ def corpus(root: Path, size: int, shape: str) -> tuple[Path, dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def where(engine: str, root: Path, pinned: bool = False) -> Iterator[audit_bench.Target]:
+def where(
+    engine: str, root: Path, pinned: bool = False, code: Path | None = None
+) -> Iterator[audit_bench.Target]:
     """The engine's environment, session arguments and daemons (audit_bench's: a standalone
     cluster for ``cluster-N``, started and stopped around the engine's runs; ``pinned``: each
-    worker on a core of its own)."""
+    worker on a core of its own; ``code``: another checkout's package)."""
     name = engine if engine in (*CLUSTER_WORKERS, "spark") else "local-1"
-    with audit_bench.target(name, SPARK_MASTER, root / "daemons", pinned) as found:
+    with audit_bench.target(name, SPARK_MASTER, root / "daemons", pinned, code) as found:
         yield found
 
 
@@ -346,6 +348,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--corpus-root", type=Path, default=DEFAULT_CORPUS_ROOT)
     parser.add_argument("--window", type=int, default=14)
     parser.add_argument("--pin-workers", action="store_true", help=audit_bench.PIN_HELP)
+    parser.add_argument("--code", type=audit_bench.checkout, help=audit_bench.CODE_HELP)
     parser.add_argument("--out", type=Path, help="the JSON results (default: not kept)")
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)
@@ -371,7 +374,7 @@ def main() -> None:
     }
     # Engine by engine: a cluster runs only while its own engine is measured.
     for engine in args.engines:
-        with where(engine, args.corpus_root, args.pin_workers) as at:
+        with where(engine, args.corpus_root, args.pin_workers, args.code) as at:
             for (size, shape), (folder, info) in corpora.items():
                 for fmt in args.formats:
                     row = run_engine(engine, folder / fmt, args.runs, args.window, at)

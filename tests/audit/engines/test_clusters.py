@@ -325,3 +325,44 @@ def test_a_pinned_launch_and_what_it_starts_run_on_its_core_only(tmp_path: Path)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def _audit_bench() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "audit_bench", REPO_ROOT / "bench" / "audit_bench.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_bench_with_code_runs_that_checkout_s_package(tmp_path: Path) -> None:
+    """``--code DIR`` measures another commit's package: a run's environment must import it
+    from DIR ahead of the installed checkout (its executors and Python workers inherit that
+    environment), and a folder without the package is refused."""
+    import argparse
+
+    bench = _audit_bench()
+    other = tmp_path / "other"
+    (other / "constructs_lib").mkdir(parents=True)
+    (other / "constructs_lib" / "__init__.py").write_text("MARK = 'other checkout'\n")
+    with bench.target(
+        "spark", "local[1]", tmp_path / "daemons", code=bench.checkout(str(other))
+    ) as where:
+        env = where.env
+    # A script, as the benches' runs are: its own folder, not the working one, leads the path.
+    probe = tmp_path / "probe.py"
+    probe.write_text("import constructs_lib\nprint(constructs_lib.MARK)\n")
+    imported = subprocess.run(
+        [sys.executable, str(probe)], env=env, capture_output=True, text=True, check=True,
+        timeout=60,
+    )  # fmt: skip
+    assert imported.stdout.strip() == "other checkout"
+    with bench.target("spark", "local[1]", tmp_path / "daemons") as where:
+        assert "PYTHONPATH" not in where.env or str(other) not in where.env["PYTHONPATH"]
+    with pytest.raises(argparse.ArgumentTypeError, match="no constructs_lib package"):
+        bench.checkout(str(tmp_path))

@@ -233,9 +233,18 @@ class _ObjectRows:
             name: [] for name in ("object", "reason", "data_points", "first", "last")
         }
 
-    def add(self, *values: Any) -> None:
-        for column, value in zip(self.rows.values(), values, strict=True):
-            column.append(value)
+    def add(
+        self,
+        location: str,
+        reason: str | None,
+        data_points: int,
+        first: int | None,
+        last: int | None,
+    ) -> None:
+        for name, value in zip(
+            self.rows, (location, reason, data_points, first, last), strict=True
+        ):
+            self.rows[name].append(value)
 
 
 def _span(stamps: Any) -> tuple[int, int]:
@@ -440,8 +449,8 @@ def aggregate_frames(
     """List on the driver, read and group by day on the executors, aggregate with the DataFrame
     API. One action brings the objects' rows (the window's end, the counts, the problems); when
     the window starts after some data point, the objects holding data points of its first day
-    are read again for that day (``Recount``). The aggregates are left for the caller to join
-    or collect. MetricsInputError when the location cannot be listed."""
+    are read again for that day (``Recount``). The figures are left for the caller to join or
+    collect. MetricsInputError when the location cannot be listed."""
     listed = stream.list_objects(location)
     to_read, skipped = stream.within_window(listed, window_days)
     packing = session_packing(spark)

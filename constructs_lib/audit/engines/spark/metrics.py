@@ -2,7 +2,7 @@
 
 The driver lists the objects (paths or keys and sizes: ``metrics.stream``) and skips those the
 window does not need; it packs the rest into tasks by size as Spark's file sources do
-(``plan_tasks``: thousands of small Firehose objects are a few tasks), and each task reads and
+(``packing.py``: thousands of small Firehose objects are a few tasks), and each task reads and
 decodes its objects in Python (``mapInArrow`` with ``stream.read_points``, as the local engine
 does), so no data point reaches the driver and no Hadoop S3 connector is needed: an ``s3://``
 object is read with boto3 on the executor, on a classic session or Spark Connect alike.
@@ -23,8 +23,7 @@ driver's JVM, and 10^8 decoded data points held in memory there ran its default 
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,6 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
+from constructs_lib.audit.engines.spark.packing import TaskPacking, planned_objects, session_packing
 from constructs_lib.audit.metrics import aggregate, scan, stream
 from constructs_lib.audit.metrics.aggregate import (
     PARTIAL_KEYS,
@@ -41,17 +41,6 @@ from constructs_lib.audit.metrics.aggregate import (
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, StreamLimits
 from constructs_lib.audit.metrics.request import DAY_MS, DEFAULT_WINDOW_DAYS, window
 
-# Spark's file sources pack files by ``spark.sql.files.maxPartitionBytes`` (default 128 MiB)
-# and ``spark.sql.files.openCostInBytes`` (4 MiB, for HDFS; ours 64 KiB unless set): 5,716 objects
-# of 4.5 KB took 17.6 s, and 26.4 s at 4 MiB (bench/spark_metrics_read.py, local[2]).
-MAX_PARTITION_BYTES: Final = 128 * 2**20
-OPEN_COST_BYTES: Final = 64 * 2**10
-# Spark's size suffixes (JavaUtils.byteStringAsBytes): binary multiples.
-_BYTE_UNITS: Final = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
-# The rows of the range that counts a Spark Connect server's default parallelism: each of up
-# to this many partitions holds a row.
-PARALLELISM_PROBE_ROWS: Final = 1024
-_BYTE_STRING = re.compile(r"^\s*(\d+)\s*([a-z]?)b?\s*$")
 # Rows per Arrow batch a read task hands back to the JVM.
 BATCH_ROWS: Final = 65_536
 # A read task groups its data points this many at a time (about 100 MiB of Arrow on the bench
@@ -60,13 +49,6 @@ BATCH_ROWS: Final = 65_536
 GROUP_ROWS: Final = 1_000_000
 MERGE_ROWS: Final = 2_000_000
 
-OBJECT_SCHEMA: Final = StructType(
-    [
-        StructField("task", LongType(), False),
-        StructField("location", StringType(), False),
-        StructField("size", LongType(), False),
-    ]
-)
 # What a read task yields, one schema for both kinds of row. Per object (``object`` set): its
 # problem, how many data points it held, and its first and last kept data point. Per series,
 # dimension set and day (``object`` null): the figures of the task's data points of that day.
@@ -271,118 +253,6 @@ def _arrow(schema: StructType) -> Any:
 
     kinds = {"string": pa.string(), "double": pa.float64(), "bigint": pa.int64()}
     return pa.schema([(f.name, kinds[f.dataType.simpleString()]) for f in schema.fields])
-
-
-@dataclass(frozen=True)
-class TaskPacking:
-    """How objects are packed into read tasks, as Spark's ``FilePartition`` packs files: at
-    most ``max_bytes`` a task (an object over it alone in its task: a gzip stream cannot be
-    split), each object costing its size plus ``open_cost``, and at least ``min_tasks`` tasks
-    when there are as many objects (every core reads)."""
-
-    max_bytes: int = MAX_PARTITION_BYTES
-    open_cost: int = OPEN_COST_BYTES
-    min_tasks: int = 2
-
-
-def plan_tasks(sizes: Sequence[int], packing: TaskPacking) -> list[list[int]]:
-    """The objects' indices in each task, as ``FilePartition`` packs files: a task reads
-    ``max_bytes``, lowered to the total (sizes plus open costs) over ``min_tasks`` but never
-    under ``open_cost``; objects go, largest first, into the current task until the next would
-    overflow it. Fewer than ``min_tasks`` tasks: each object goes to the least loaded instead."""
-    if not sizes:
-        return []
-    cost = [max(0, size) + packing.open_cost for size in sizes]
-    per_core = sum(cost) // max(1, packing.min_tasks)
-    split = min(packing.max_bytes, max(packing.open_cost, per_core))
-    order = sorted(range(len(sizes)), key=lambda i: (-sizes[i], i))
-    tasks: list[list[int]] = []
-    current: list[int] = []
-    filled = 0
-    for index in order:
-        if current and filled + sizes[index] > split:
-            tasks.append(current)
-            current, filled = [], 0
-        current.append(index)
-        filled += cost[index]
-    tasks.append(current)
-    wanted = min(packing.min_tasks, len(sizes))
-    if len(tasks) >= wanted:
-        return tasks
-    tasks, loads = [[] for _ in range(wanted)], [0] * wanted
-    for index in order:
-        least = loads.index(min(loads))
-        tasks[least].append(index)
-        loads[least] += cost[index]
-    return tasks
-
-
-def byte_size(text: str) -> int:
-    """A Spark size setting (``134217728b``, ``128m``, ``4MB``) in bytes."""
-    match = _BYTE_STRING.match(text.lower())
-    if match is None or match.group(2) not in _BYTE_UNITS:
-        raise ValueError(f"not a size: {text!r}")
-    return int(match.group(1)) * _BYTE_UNITS[match.group(2)]
-
-
-def session_packing(spark: SparkSession) -> TaskPacking:
-    """The session's packing settings, read through ``spark.conf`` as ``FilePartition`` reads
-    them; at least the session's default parallelism in tasks."""
-
-    def setting(key: str) -> str | None:
-        value = spark.conf.get(key, None)
-        return None if value is None else str(value)
-
-    max_bytes = setting("spark.sql.files.maxPartitionBytes")
-    open_cost = setting("spark.sql.files.openCostInBytes")
-    return TaskPacking(
-        max_bytes=MAX_PARTITION_BYTES if max_bytes is None else byte_size(max_bytes),
-        open_cost=OPEN_COST_BYTES if open_cost is None else byte_size(open_cost),
-        min_tasks=_parallelism(spark, setting),
-    )
-
-
-def _parallelism(spark: SparkSession, setting: Any) -> int:
-    for key in (
-        "spark.sql.files.minPartitionNum",
-        "spark.sql.leafNodeDefaultParallelism",
-        "spark.default.parallelism",
-    ):
-        value = setting(key)
-        if value is not None:
-            return max(1, int(value))
-    if not type(spark).__module__.startswith("pyspark.sql.connect"):
-        return max(1, spark.sparkContext.defaultParallelism)
-    return probed_parallelism(spark)
-
-
-def probed_parallelism(spark: SparkSession) -> int:
-    """Spark Connect has no SparkContext: a range without a partition count is split into the
-    server's default parallelism, and one small job finds its last partition."""
-    ids = spark.range(0, PARALLELISM_PROBE_ROWS).select(F.spark_partition_id().alias("id"))
-    last = ids.agg(F.max("id")).first()
-    return max(1, int(last[0]) + 1) if last is not None and last[0] is not None else 1
-
-
-def planned_objects(
-    spark: SparkSession, listed: list[stream.StreamObject], packing: TaskPacking
-) -> DataFrame:
-    """The objects (``OBJECT_SCHEMA``), task ``n`` of ``plan_tasks`` in partition ``n``: a range
-    of a row per task and partition joined to the broadcast objects keeps its partitioning."""
-    import pyarrow as pa
-
-    tasks = plan_tasks([o.size for o in listed], packing)
-    rows = [(task, listed[i]) for task, members in enumerate(tasks) for i in members]
-    table = pa.table(
-        {
-            "task": pa.array([task for task, _ in rows], pa.int64()),
-            "location": pa.array([o.location for _, o in rows], pa.string()),
-            "size": pa.array([o.size for _, o in rows], pa.int64()),
-        }
-    )
-    objects = spark.createDataFrame(table, OBJECT_SCHEMA)
-    slots = spark.range(0, len(tasks), 1, max(1, len(tasks))).withColumnRenamed("id", "task")
-    return slots.join(F.broadcast(objects), "task").select(*OBJECT_SCHEMA.fieldNames())
 
 
 def day_frame(

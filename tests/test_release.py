@@ -4,30 +4,19 @@ it refuses, and one real build whose wheel and checksums are checked."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import subprocess
 import sys
 import tomllib
 import zipfile
 from email.parser import Parser
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.support.scripts import load_script
 
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("release", REPO_ROOT / "scripts" / "release.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["release"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-release = load_script()
+release = load_script(REPO_ROOT / "scripts" / "release.py")
 VERSION = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 CHANGELOG = """# Changelog

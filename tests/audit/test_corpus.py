@@ -6,13 +6,10 @@ fault it injected, by hand, not by running the audit.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from collections import defaultdict
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -23,6 +20,7 @@ from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from constructs_lib.audit.rules import behaviour, describe_rules
 from tests.audit.conftest import EngineAudit
+from tests.support.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,21 +29,10 @@ CORPUS_SIZE = 300
 Triple = tuple[str, str, str]  # (template relative to the corpus, rule id, resource)
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "generate_templates", REPO_ROOT / "bench" / "generate_templates.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[Triple]]:
     out = tmp_path_factory.mktemp("corpus")
-    _generator().write(str(out), CORPUS_SIZE, seed=11)
+    load_script(REPO_ROOT / "bench" / "generate_templates.py").write(str(out), CORPUS_SIZE, seed=11)
     truth = json.loads((out / "ground-truth.json").read_text())["findings"]
     return out / "templates", {(t["template"], t["rule_id"], t["resource"]) for t in truth}
 

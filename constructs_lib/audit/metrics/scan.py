@@ -79,9 +79,12 @@ class Scan:
     data_points: dict[str, int] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
     spans: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
-    newest: int | None = None
     days: list[pa.Table] = field(default_factory=list)
     scanned: dict[str, list[StreamObject]] = field(default_factory=dict)
+
+    @property
+    def newest(self) -> int | None:
+        return max((last for _first, last in self.spans.values() if last is not None), default=None)
 
 
 def _json_eligible(item: StreamObject, limits: StreamLimits) -> bool:
@@ -175,8 +178,6 @@ def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: 
         found.spans[name] = (low, top)
         if malformed:
             found.problems[name] = columnar.MALFORMED_ROWS.format(malformed)
-        if top is not None:
-            found.newest = top if found.newest is None else max(found.newest, top)
     per_series = pc.equal(table.column("per_series"), 1)
     days = table.filter(pc.and_(per_series, pc.is_valid(table.column("day"))))
     found.days.append(days.select([*_KEYS, "day", *_FIGURE_NAMES]))

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.clusters import ConnectServer, StandaloneCluster
+from tests.support.scripts import load_script
 
 pytestmark = pytest.mark.cluster
 
@@ -327,26 +328,13 @@ def test_a_pinned_launch_and_what_it_starts_run_on_its_core_only(tmp_path: Path)
         proc.wait()
 
 
-def _audit_bench() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "audit_bench", REPO_ROOT / "bench" / "audit_bench.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_bench_with_code_runs_that_checkout_s_package(tmp_path: Path) -> None:
     """``--code DIR`` measures another commit's package: a run's environment must import it
     from DIR ahead of the installed checkout (its executors and Python workers inherit that
     environment), and a folder without the package is refused."""
     import argparse
 
-    bench = _audit_bench()
+    bench = load_script(REPO_ROOT / "bench" / "audit_bench.py")
     other = tmp_path / "other"
     (other / "constructs_lib").mkdir(parents=True)
     (other / "constructs_lib" / "__init__.py").write_text("MARK = 'other checkout'\n")

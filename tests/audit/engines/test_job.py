@@ -171,8 +171,7 @@ def test_cached_findings_are_not_left_in_a_clusters_200_shuffle_partitions(
     cached after a join, and adaptive execution merges a cached plan's small partitions only with
     ``spark.sql.optimizer.canChangeCachedPlanOutputPartitioning`` on (an internal setting; its
     text in Spark's SQLConf: "queries may need an extra shuffle to read the cached data"): without
-    it each pass
-    over this corpus's findings ran over 204 partitions. The engine sets it for its run only.
+    it each pass over this corpus's findings ran over 204 partitions. The engine sets it for its run only.
     The join stage runs on the executors, and no join is broadcast, as in a fleet too large for
     either."""
     from constructs_lib.audit.engines.spark import job, streaming

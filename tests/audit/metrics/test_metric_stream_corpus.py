@@ -6,16 +6,14 @@ the same parameters give the same bytes."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from constructs_lib.audit.metrics import aggregate
+from tests.support.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,18 +28,7 @@ BUFFER_MINUTES = 15
 OBJECT_POINTS = 20_000
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "metric_stream_corpus", REPO_ROOT / "bench" / "metric_stream_corpus.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script(REPO_ROOT / "bench" / "metric_stream_corpus.py")
 
 
 def _params(shape: str) -> Any:

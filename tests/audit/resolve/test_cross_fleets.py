@@ -22,7 +22,8 @@ from constructs_lib.audit.engines import local as engine
 from constructs_lib.audit.inputs import discovery
 from constructs_lib.audit.model import Finding
 from tests.audit.conftest import JOIN_WAYS
-from tests.audit.test_corpus import _generator
+from tests.conftest import REPO_ROOT
+from tests.support.scripts import load_script
 
 FLEET_SIZE = 300
 
@@ -39,7 +40,9 @@ Place = tuple[str, str]  # (template relative to the fleet, logical id)
 @pytest.fixture(scope="module", params=SHARES, ids=lambda share: f"cross-{share}")
 def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     out = tmp_path_factory.mktemp("cross-fleet")
-    generated = _generator().write(str(out), FLEET_SIZE, seed=11, cross_stack=request.param)
+    generated = load_script(REPO_ROOT / "bench" / "generate_templates.py").write(
+        str(out), FLEET_SIZE, seed=11, cross_stack=request.param
+    )
     truth = json.loads((out / "ground-truth.json").read_text())["findings"]
     expected = {(t["template"], t["rule_id"], t["resource"]) for t in truth}
     root = out / "templates"

@@ -2,10 +2,12 @@
 
 The driver lists the objects (paths or keys and sizes: ``metrics.stream``) and skips those the
 window does not need; it packs the rest into tasks by size as Spark's file sources do
-(``packing.py``: thousands of small Firehose objects are a few tasks), and each task reads and
-decodes its objects in Python (``mapInArrow`` with ``stream.read_points``, as the local engine
-does), so no data point reaches the driver and no Hadoop S3 connector is needed: an ``s3://``
-object is read with boto3 on the executor, on a classic session or Spark Connect alike.
+(``packing.py``: thousands of small Firehose objects are a few tasks), and each task reads its
+objects in Python (``mapInArrow``) as the local engine does: the files its executor reaches in
+one DuckDB scan per format (``metrics/scan.py``), the others one at a time
+(``stream.read_points``). No data point reaches the driver and no Hadoop S3 connector is
+needed: an ``s3://`` object is read with boto3 on the executor, on a classic session or Spark
+Connect alike.
 
 Each task also groups its data points per series, dimension set and day, with the local
 engine's grouping (``aggregate.partial_figures``), so what reaches the JVM follows the series
@@ -34,10 +36,7 @@ from pyspark.sql.types import DoubleType, LongType, StringType, StructField, Str
 
 from constructs_lib.audit.engines.spark.packing import TaskPacking, planned_objects, session_packing
 from constructs_lib.audit.metrics import aggregate, scan, stream
-from constructs_lib.audit.metrics.aggregate import (
-    PARTIAL_KEYS,
-    MetricsInput,
-)
+from constructs_lib.audit.metrics.aggregate import PARTIAL_KEYS, MetricsInput
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, StreamLimits
 from constructs_lib.audit.metrics.request import DAY_MS, DEFAULT_WINDOW_DAYS, window
 
@@ -152,7 +151,7 @@ class _DayFigures:
             pa.nulls(rows, pa.string()),
             pa.nulls(rows, pa.string()),
             pa.nulls(rows, pa.int64()),
-            *(merged.column(name) for name in (*_DAY_KEYS, *aggregate.FIGURES)),
+            *(merged.column(name) for name in _FIGURE_COLUMNS),
         ]
         table = pa.Table.from_arrays(columns, schema=_arrow(DAY_SCHEMA))
         yield from table.to_batches(max_chunksize=BATCH_ROWS)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from constructs_lib.audit.model.findings import Finding
-from constructs_lib.audit.model.rows import FileRow
+from constructs_lib.audit.model.rows import FileRow, QueueLedger
 
 
 @dataclass
@@ -34,3 +34,6 @@ class AuditResult:
     # run's progress line on stderr says it; the reports leave it out, so that both engines'
     # reports stay byte for byte the same.
     cross_template: dict[str, int] | None = None
+    # With ``--metrics``: a ledger for every deployed queue with series in the window, ranked
+    # by messages lost, then by money (``metrics/ledger.py``); empty without it.
+    ledgers: tuple[QueueLedger, ...] = ()

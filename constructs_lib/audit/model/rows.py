@@ -42,6 +42,39 @@ class CoverageRow(NamedTuple):
     last: int
 
 
+class QueueLedger(NamedTuple):
+    """What one deployed queue lost and spent over the metrics window, from the metrics SQS
+    publishes for it and for its dead-letter queue (docs/audit/ledger.md gives each formula and
+    its source). A figure is None where a metric it needs has no data point in the window.
+
+    Message figures are message counts; ``empty_receive_cost`` is US dollars."""
+
+    uid: str  # the queue's resource uid, as findings name it
+    file: str
+    stack: str
+    logical_id: str
+    account: str
+    region: str
+    name: str  # the queue's name
+    fifo: bool  # priced as a FIFO queue
+    sent: float | None  # NumberOfMessagesSent
+    deleted: float | None  # NumberOfMessagesDeleted
+    received: float | None  # NumberOfMessagesReceived
+    empty_receives: float | None  # NumberOfEmptyReceives
+    # closing less opening of visible + in flight + delayed: what the window left queued
+    backlog_change: float | None
+    # sent, neither deleted nor still queued: dead-lettered or expired
+    unprocessed: float | None
+    dead_lettered: float | None  # moved to its dead-letter queue
+    expired: float | None  # deleted by SQS when their retention ended
+    # the dead-lettered / expired split is an estimate (docs/audit/ledger.md says when)
+    split_estimated: bool
+    extra_deliveries: float | None  # receives beyond one per message that finished
+    empty_receive_cost: float | None  # US dollars
+    # rule ids of this queue's findings that explain a figure (QR030 for extra deliveries)
+    explained_by: tuple[str, ...] = ()
+
+
 class FileRow(NamedTuple):
     """One input file: parsed, or why not."""
 

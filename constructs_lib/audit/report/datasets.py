@@ -5,9 +5,13 @@ pyarrow or any Hive-style reader takes whole (``spark.read.parquet("DIR/findings
 
     DIR/findings/run=20261124T101500Z/part-<digest>.parquet        the findings
     DIR/findings-jsonl/run=20261124T101500Z/part-<digest>.jsonl    the same rows as JSON Lines
+    DIR/ledger/run=20261124T101500Z/part-<digest>.parquet          with --metrics: the ledger
+    DIR/ledger-jsonl/run=20261124T101500Z/part-<digest>.jsonl      the same rows as JSON Lines
     DIR/summary/run=20261124T101500Z.json                          the counts (from the driver)
 
-Both engines write them through ``write``, once their findings are judged and accepted. On
+Both engines write them through ``write``, once their findings are judged and accepted. The
+ledger (``AuditResult.ledgers``, one row per queue, ``LEDGER_SCHEMA``) is small and on the
+driver: it is written from there, as one part. On
 Spark the executors write the parts themselves (``write_part`` runs inside ``mapInArrow``), with
 pyarrow for Parquet and boto3 for ``s3://`` (pyspark ships no S3 connector), so the findings
 never pass through the driver; the local engine writes its findings as one part. A part is named by a digest of its rows: a task that Spark runs
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from constructs_lib.audit import optional
 from constructs_lib.audit.inputs import objects
 from constructs_lib.audit.model import Finding
+from constructs_lib.audit.report import ledger
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +41,34 @@ if TYPE_CHECKING:
 # What each part write reports back to the driver.
 PART_SCHEMA_DDL = "path string, rows long"
 _PARQUET = "--output-dir (Parquet)"
+
+# The ledger dataset's columns and their types, declared (never inferred from the rows: a
+# column whose every value is null would have no type): ``rank`` (1 first, the most messages
+# lost), then every field of ``QueueLedger`` in its order. Figures are doubles, null where a
+# metric they need had no data point; ``empty_receive_cost`` is US dollars.
+LEDGER_SCHEMA: tuple[tuple[str, str], ...] = (
+    ("rank", "int32"),
+    ("uid", "string"),
+    ("file", "string"),
+    ("stack", "string"),
+    ("logical_id", "string"),
+    ("account", "string"),
+    ("region", "string"),
+    ("name", "string"),
+    ("fifo", "bool"),
+    ("sent", "float64"),
+    ("deleted", "float64"),
+    ("received", "float64"),
+    ("empty_receives", "float64"),
+    ("backlog_change", "float64"),
+    ("unprocessed", "float64"),
+    ("dead_lettered", "float64"),
+    ("expired", "float64"),
+    ("split_estimated", "bool"),
+    ("extra_deliveries", "float64"),
+    ("empty_receive_cost", "float64"),
+    ("explained_by", "list<string>"),
+)
 
 
 def run_id(now: datetime | None = None) -> str:
@@ -92,8 +125,40 @@ def write(result: AuditResult, base: str, parts: PartsWriter | None = None) -> s
         _write_one_part(result, root, run)
     else:
         parts(root, run)
+    _write_ledger(result, root, run)
     _write_summary(root, run, result)
     return root
+
+
+def ledger_schema() -> Any:
+    """``LEDGER_SCHEMA`` as a pyarrow schema."""
+    pa = optional.require("pyarrow", _PARQUET)
+    types = {
+        "int32": pa.int32(),
+        "string": pa.string(),
+        "bool": pa.bool_(),
+        "float64": pa.float64(),
+        "list<string>": pa.list_(pa.string()),
+    }
+    return pa.schema([(name, types[kind]) for name, kind in LEDGER_SCHEMA])
+
+
+def _write_ledger(result: AuditResult, root: str, run: str) -> None:
+    """The ledger of run ``run`` as one Parquet part and one JSON Lines part of the same rows,
+    named by their digest as the findings' parts are; nothing without a ledger."""
+    if not result.ledgers:
+        return
+    pa = optional.require("pyarrow", _PARQUET)
+    pq = optional.require("pyarrow.parquet", _PARQUET)
+
+    rows = ledger.as_dicts(result.ledgers)
+    table = pa.Table.from_pylist(rows, schema=ledger_schema())
+    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    name = f"part-{hashlib.sha256(lines).hexdigest()[:20]}"
+    parquet = io.BytesIO()
+    pq.write_table(table, parquet)
+    _put(f"{root}/ledger/{run}/{name}.parquet", parquet.getvalue())
+    _put(f"{root}/ledger-jsonl/{run}/{name}.jsonl", lines)
 
 
 # Writes a run's findings parts under (root, run), where the findings are.

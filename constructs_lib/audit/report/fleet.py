@@ -1,6 +1,6 @@
 """The fleet view that the human reports (table, Markdown, HTML) lead with.
 
-One pass over the findings in report order (``Finding.sort_key``: template, then stack, ...)
+One pass over the findings in template order (``Finding.sort_key``: template, then stack, ...)
 counts, for the findings that decide the exit status:
 
 - per rule: its findings, the queues and the stacks it touches, and the queues and stacks it is
@@ -11,7 +11,7 @@ counts, for the findings that decide the exit status:
 A stack is a template and the stack name it was read as; a queue is a queue's logical id in
 one stack, counted in its own stack only: a finding on a consumer in another stack (which imports
 the queue) counts among that stack's findings, not as a queue of it, so no queue is counted
-twice. A queue whose only findings are on other stacks' resources is not counted as a queue. Report order keeps each stack's findings together, so the survey holds one stack's
+twice. A queue whose only findings are on other stacks' resources is not counted as a queue. Template order keeps each stack's findings together, so the survey holds one stack's
 rules and queues at a time, one tally per rule, and the worst stacks so far: its memory does
 not grow with the fleet, whichever engine streams the findings.
 """
@@ -114,7 +114,7 @@ class Fleet:
 
 
 class Survey:
-    """Feed it the findings in report order (``add``), then read ``result()``."""
+    """Feed it the findings in template order (``add``), then read ``result()``."""
 
     def __init__(self, worst: int = WORST_STACKS) -> None:
         self._keep = worst
@@ -202,7 +202,7 @@ class Survey:
 
 
 def survey(findings: Iterable[Finding], worst: int = WORST_STACKS) -> Fleet:
-    """The fleet view of ``findings``, given in report order."""
+    """The fleet view of ``findings``, given in template order."""
     tally = Survey(worst)
     for finding in findings:
         tally.add(finding)

@@ -1,4 +1,5 @@
-"""The JSON report: every finding in report order, the fixed ones with a baseline, the summary."""
+"""The JSON report: every finding in report order, the fixed ones with a baseline, with
+``--metrics`` the ledger (each queue's, in its rank, and the fleet's totals), the summary."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from constructs_lib.audit.model import AuditResult
+from constructs_lib.audit.report import ledger
 from constructs_lib.audit.report.summary import ordered, summarize
 
 
@@ -23,6 +25,11 @@ def stream_json(result: AuditResult) -> Iterator[str]:
     yield "\n  ],"
     if result.fixed is not None:  # with a baseline: its findings no longer reported
         yield f'\n  "fixed": {indented([f.as_dict() for f in result.fixed], 2)},'
+    if result.metrics is not None or result.ledgers:
+        # with --metrics even when no queue had series (an empty list), so that a reader tells
+        # "nothing was lost" from "not measured"; a run without it reports as it always has
+        yield f'\n  "ledger": {indented(ledger.as_dicts(result.ledgers), 2)},'
+        yield f'\n  "ledger_totals": {indented(ledger.totals(result.ledgers), 2)},'
     yield f'\n  "summary": {indented(summarize(result), 2)}\n}}\n'
 
 

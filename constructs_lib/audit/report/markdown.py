@@ -1,5 +1,6 @@
 """The Markdown report (a merge request comment, a job summary): the counts, the fleet view when
-the findings span stacks, then the findings as a table."""
+the findings span stacks, with ``--metrics`` the ledger of every queue, then the findings as a
+table."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from constructs_lib.audit.model import AuditResult, Finding
-from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report import fleet, ledger
 from constructs_lib.audit.report.human import (
     FLEET_RULE_HEADER,
     FLEET_STACK_HEADER,
@@ -77,6 +78,28 @@ def _markdown_fleet(summary: Mapping[str, Any], view: fleet.Fleet, gate: Gate) -
     return [*lines, "", "### Findings", ""]
 
 
+def _markdown_ledger(result: AuditResult) -> list[str]:
+    """The ledger in Markdown: every queue, the most messages lost first, then the fleet's
+    total; nothing without a ledger."""
+    if not result.ledgers:
+        return []
+    figures = len(ledger.LEDGER_HEADER) - ledger.FIGURES_FROM
+    lines = [
+        "### Ledger",
+        "",
+        ledger.lead_text(result.ledgers),
+        "",
+        "| " + " | ".join(ledger.LEDGER_HEADER) + " |",
+        "|" + "---|" * ledger.FIGURES_FROM + "---:|" * figures,
+    ]
+    for row in result.ledgers:
+        cells = ledger.cells(row)
+        lines.append(f"| `{_md(cells[0])}` | " + " | ".join(_md(c) for c in cells[1:]) + " |")
+    total = ledger.total_cells(ledger.totals(result.ledgers))
+    lines.append("| " + " | ".join(f"**{_md(c)}**" if c else "" for c in total) + " |")
+    return [*lines, "", ledger.notes_text(), ""]
+
+
 def render_markdown(result: AuditResult, gate: Gate = DEFAULT_GATE) -> str:
     """The Markdown report; ``gate`` (``--fail-on``, ``--fail-on-changed``) is what the headline
     ranks and what the counts say the exit status follows."""
@@ -105,7 +128,14 @@ def render_markdown(result: AuditResult, gate: Gate = DEFAULT_GATE) -> str:
         "",
     ]
     findings, more, view = listed(result)
-    lines += _markdown_fleet(summary, view, gate)
+    fleet_lines = _markdown_fleet(summary, view, gate)
+    ledger_lines = _markdown_ledger(result)
+    if ledger_lines and fleet_lines:  # the ledger goes between the fleet view and the findings
+        lines += [*fleet_lines[:-2], *ledger_lines, *fleet_lines[-2:]]
+    elif ledger_lines:
+        lines += [*ledger_lines, "### Findings", ""]
+    else:
+        lines += fleet_lines
     if not findings and not result.fixed:
         lines.append("No findings.")
         return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from typing import Any
 
 from constructs_lib.audit import rules
 from constructs_lib.audit.model import AuditResult, Finding
+from constructs_lib.audit.report import ledger
 from constructs_lib.audit.report.json import indented
 from constructs_lib.audit.report.summary import ordered, summarize
 
@@ -60,14 +61,42 @@ def _document(result: AuditResult, catalog: Sequence[tuple[str, str, str, str]])
         ],
     }
     summary = summarize(result)
+    properties: dict[str, Any] = {}
     if summary["baseline"] is not None:
         # the fixed findings are counted, not listed: a result would open an alert for each
-        document["runs"][0]["properties"] = {"baseline": summary["baseline"]}
+        properties["baseline"] = summary["baseline"]
+    if result.metrics is not None or result.ledgers:
+        # the run's property bag (SARIF 2.1.0, 3.8) holds the ledger in the JSON report's shape
+        properties["ledger"] = ledger.as_dicts(result.ledgers)
+        properties["ledgerTotals"] = ledger.totals(result.ledgers)
+    if properties:
+        document["runs"][0]["properties"] = properties
     return document
 
 
-def _result(finding: Finding, fingerprint: str, rule_index: int) -> dict[str, Any]:
-    """One finding as a SARIF result: where it is, its suppression and baseline state."""
+def _queue_figures(result: AuditResult) -> dict[str, dict[str, float]]:
+    """Queue uid -> what a result on that queue carries of its ledger: the messages it left
+    unprocessed and what its empty receives cost, each when known."""
+    figures: dict[str, dict[str, float]] = {}
+    for row in result.ledgers:
+        known = {
+            key: value
+            for key, value in (
+                ("queueUnprocessed", row.unprocessed),
+                ("queueEmptyReceiveCost", row.empty_receive_cost),
+            )
+            if value is not None
+        }
+        if known:
+            figures[row.uid] = known
+    return figures
+
+
+def _result(
+    finding: Finding, fingerprint: str, rule_index: int, figures: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """One finding as a SARIF result: where it is, its suppression and baseline state, and
+    ``figures`` of its queue's ledger (``_queue_figures``) when known."""
     physical: dict[str, Any] = {"artifactLocation": {"uri": uri(finding.template)}}
     if finding.line:  # code scanning annotates a pull request only where a result has a line
         physical["region"] = {"startLine": finding.line, "startColumn": finding.column or 1}
@@ -109,9 +138,10 @@ def _result(finding: Finding, fingerprint: str, rule_index: int) -> dict[str, An
         )
         if value
     }
-    # where a deployed resource lives, or the construct a CDK app wrote it from
-    if deployed:
-        entry["properties"] = deployed
+    # where a deployed resource lives, or the construct a CDK app wrote it from, and what its
+    # queue lost and spent: code scanning shows a result's properties beside the alert
+    if deployed or figures:
+        entry["properties"] = {**deployed, **(figures or {})}
     return entry
 
 
@@ -122,8 +152,10 @@ def stream_sarif(result: AuditResult) -> Iterator[str]:
     # Everything but the results, then the results one at a time, then what closes them.
     head, tail = json.dumps(_document(result, catalog), indent=2).split('"results": []')
     yield head + '"results": ['
+    figures = _queue_figures(result)
     for i, (finding, fingerprint) in enumerate(fingerprinted(result)):
-        entry = _result(finding, fingerprint, index[finding.rule_id])
+        queue = ledger.queue_uid(finding) if figures else ""
+        entry = _result(finding, fingerprint, index[finding.rule_id], figures.get(queue))
         yield ("," if i else "") + "\n        " + indented(entry, 8)
     yield "\n      ]" + tail + "\n"
 

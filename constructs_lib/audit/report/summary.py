@@ -1,11 +1,17 @@
 """What every format shares: the findings in report order, the listing the human formats show
-(what matters most first, at most ``REPORT_ROWS``), the summary's counts and the exit status."""
+(what matters most first, at most ``REPORT_ROWS``), the summary's counts and the exit status.
+
+Report order is template order (``Finding.sort_key``: template, stack, resource, rule, ...), the
+order both engines hand the findings over in, except that with a ledger (``--metrics``) the
+findings of the queues whose loss is known come first, by their queue's rank in the ledger
+(``ledger.loss_ranks``), each queue's in template order, then every other finding in template
+order."""
 
 from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +19,7 @@ from constructs_lib.audit import rules
 from constructs_lib.audit.accept import profiles
 from constructs_lib.audit.model import SEVERITY_RANK, AuditResult, Finding
 from constructs_lib.audit.parse import pipeline as templates
-from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report import fleet, ledger
 from constructs_lib.audit.report.words import plural
 
 # The human formats (table, Markdown, HTML) list at most this many findings, then say how many
@@ -29,44 +35,96 @@ def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=Finding.sort_key)
 
 
-def ordered(result: AuditResult) -> Iterable[Finding]:
-    """The findings in report order; a list is sorted here, a streamed view comes sorted."""
+def template_order(result: AuditResult) -> Iterable[Finding]:
+    """The findings in template order (``Finding.sort_key``); a list is sorted here, a streamed
+    view comes sorted."""
     return (
         sorted_findings(result.findings) if isinstance(result.findings, list) else result.findings
     )
+
+
+def loss_rank(ranks: Mapping[str, int]) -> Callable[[Finding], int]:
+    """A finding's place by its queue's loss (``ledger.loss_ranks``); every finding whose
+    queue's loss is not known shares the place after the last."""
+    last = len(ranks)
+    return lambda finding: ranks.get(ledger.queue_uid(finding), last)
+
+
+def ordered(result: AuditResult) -> Iterable[Finding]:
+    """The findings in report order. Machines read it (JSON, SARIF, Code Quality), and it has no
+    severity in it, so the loss goes first: the queue a team should act on first leads.
+    Findings that share a queue keep their template order, so SARIF's occurrence numbers, and
+    with them every fingerprint, are the same with a ledger or without."""
+    ranks = ledger.loss_ranks(result.ledgers)
+    if not ranks:
+        return template_order(result)
+    rank = loss_rank(ranks)
+    if isinstance(result.findings, list):
+        return sorted(result.findings, key=lambda f: (rank(f), f.sort_key()))
+    return _ranked_stream(result.findings, rank, len(ranks))
+
+
+def _ranked_stream(
+    findings: Iterable[Finding], rank: Callable[[Finding], int], last: int
+) -> Iterator[Finding]:
+    """A streamed view (template order) in report order, in two passes over it: the first
+    holds only the findings of queues whose loss is known, a few per queue of the ledger, which
+    is itself held on the driver; the second streams the rest as they come. A Spark run's
+    findings thus keep their bounded memory, and reach the report in the local engine's order."""
+    known = [finding for finding in findings if rank(finding) < last]
+    known.sort(key=lambda f: (rank(f), f.sort_key()))
+    yield from known
+    yield from (finding for finding in findings if rank(finding) == last)
 
 
 # What a person reads first: the findings that decide, then those that changed against the
 # baseline, then the known and the accepted ones.
 _STATE_RANK = {"open": 0, "new": 0, "changed": 1, "unchanged": 2, "suppressed": 3}
 
+LeadKey = tuple[int, int, int, int, tuple[str, ...]]
 
-def lead_key(finding: Finding) -> tuple[int, int, int, tuple[str, ...]]:
-    """The human formats' order: state (deciding first), severity (worst first), the rule's
-    impact (``profiles.IMPACT_ORDER``: lost messages first), then report order."""
-    return (
-        _STATE_RANK.get(finding.state, 0),
-        -SEVERITY_RANK.get(finding.severity, 0),
-        profiles.impact(finding.rule_id),
-        finding.sort_key(),
-    )
+
+def lead_key(ranks: Mapping[str, int]) -> Callable[[Finding], LeadKey]:
+    """The human formats' order: state (deciding first), severity (worst first), the loss of
+    the finding's queue (``ranks``: the most messages lost first, queues without a known loss
+    after), the rule's impact (``profiles.IMPACT_ORDER``: lost messages first), then template
+    order.
+
+    The loss ranks inside a severity, not across: the severity is what ``--fail-on`` gates and
+    what the counts above the listing follow, and the loss is the queue's, not the finding's:
+    an info on a queue that lost messages (a hygiene rule) must not rise above an error on
+    another queue, whose fix may stop a loss the ledger cannot see yet."""
+    rank = loss_rank(ranks)
+
+    def key(finding: Finding) -> LeadKey:
+        return (
+            _STATE_RANK.get(finding.state, 0),
+            -SEVERITY_RANK.get(finding.severity, 0),
+            rank(finding),
+            profiles.impact(finding.rule_id),
+            finding.sort_key(),
+        )
+
+    return key
 
 
 def listed(result: AuditResult) -> tuple[list[Finding], int, fleet.Fleet]:
     """(the findings a human format lists, what matters most first; how many more there are;
-    the fleet view), from one pass over the findings: a streamed run's are not read twice, and
-    at most ``REPORT_ROWS`` findings are held."""
+    the fleet view), from one pass over the findings in template order (the fleet view's survey
+    needs each stack's findings together): a streamed run's are not read twice, and at most
+    ``REPORT_ROWS`` findings are held."""
     survey = fleet.Survey()
     total = 0
 
     def surveyed() -> Iterator[Finding]:
         nonlocal total
-        for finding in ordered(result):
+        for finding in template_order(result):
             survey.add(finding)
             total += 1
             yield finding
 
-    shown = heapq.nsmallest(REPORT_ROWS, surveyed(), key=lead_key)
+    key = lead_key(ledger.loss_ranks(result.ledgers))
+    shown = heapq.nsmallest(REPORT_ROWS, surveyed(), key=key)
     return shown, total - len(shown), survey.result()
 
 

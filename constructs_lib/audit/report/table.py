@@ -1,5 +1,5 @@
-"""The terminal table: the fleet view when the findings span stacks, a row per finding, then the
-counts in a sentence."""
+"""The terminal table: the fleet view when the findings span stacks, with ``--metrics`` the
+ledger's first ``LEDGER_ROWS`` queues, a row per finding, then the counts in a sentence."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from constructs_lib.audit.model import AuditResult
-from constructs_lib.audit.report import fleet
+from constructs_lib.audit.report import fleet, ledger
 from constructs_lib.audit.report.human import (
     accepted_text,
     counts_text,
@@ -27,6 +27,7 @@ from constructs_lib.audit.report.human import (
     worst_title,
 )
 from constructs_lib.audit.report.summary import DEFAULT_GATE, Gate, listed, more_findings, summarize
+from constructs_lib.audit.report.words import plural
 
 
 def _text_columns(header: tuple[str, ...], rows: list[tuple[str, ...]], right: int) -> list[str]:
@@ -81,6 +82,29 @@ def _text_fleet(summary: Mapping[str, Any], view: fleet.Fleet, gate: Gate) -> li
     ]
 
 
+def _text_ledger(result: AuditResult) -> list[str]:
+    """The ledger for a terminal: its first ``ledger.LEDGER_ROWS`` queues, the most messages
+    lost first, the fleet's total, how many queues are left out; nothing without a ledger."""
+    if not result.ledgers:
+        return []
+    shown = result.ledgers[: ledger.LEDGER_ROWS]
+    rows = [ledger.cells(row) for row in shown]
+    rows.append(ledger.total_cells(ledger.totals(result.ledgers)))
+    header = tuple(h.upper() for h in ledger.LEDGER_HEADER)
+    left = len(result.ledgers) - len(shown)
+    return [
+        f"LEDGER: {ledger.lead_text(result.ledgers)}",
+        *_text_columns(header, rows, right=ledger.FIGURES_FROM),
+        *(
+            [f"... and {plural(left, 'more queue')}: --format json, markdown or html list them all"]
+            if left
+            else []
+        ),
+        ledger.notes_text(),
+        "",
+    ]
+
+
 def render_table(result: AuditResult, gate: Gate = DEFAULT_GATE) -> str:
     """The table; ``gate`` (``--fail-on``, ``--fail-on-changed``) is what the headline ranks
     and what the last line says the exit status follows."""
@@ -112,7 +136,8 @@ def render_table(result: AuditResult, gate: Gate = DEFAULT_GATE) -> str:
         return "  ".join([*fixed, cells[-1]]).rstrip()
 
     summary = summarize(result)
-    out = [*_text_fleet(summary, view, gate), line(header)] + [line(r) for r in rows]
+    out = [*_text_fleet(summary, view, gate), *_text_ledger(result), line(header)]
+    out += [line(r) for r in rows]
     if more:
         out.append(more_findings(more))
     out.append("")

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from constructs_lib.audit import rules
 from constructs_lib.audit.model import SEVERITY_RANK, Finding
+from constructs_lib.audit.report import summary
 from constructs_lib.audit.report.words import plural
 
 # The HTML report's severity colours: a badge's background and the text on it. Each pair has a
@@ -52,11 +53,22 @@ def _rank(findings: list[Finding]) -> tuple[int, ...]:
 Group = tuple[str, str, list[tuple[str, list[Finding]]]]
 
 
-def stack_groups(findings: Iterable[Finding]) -> list[Group]:
+def _worst(findings: list[Finding]) -> int:
+    return max(SEVERITY_RANK.get(f.severity, -1) for f in findings)
+
+
+def stack_groups(
+    findings: Iterable[Finding], ranks: Mapping[str, int] | None = None
+) -> list[Group]:
     """[(template, stack, [(queue, findings)])], the worst and busiest first so that the top of
     the page is where to act; within a queue, the most severe first, then in report order.
     Unreadable files (QR901) come first, as one group: a file the audit could not read hides
-    its queues. A stack is a template and its stack name, as in the fleet view."""
+    its queues. A stack is a template and its stack name, as in the fleet view.
+
+    Within a stack, among the queues whose worst finding is as severe, those whose loss is
+    known come first, by ``ranks`` (``ledger.loss_ranks``): inside a severity, as the listing
+    of the other human formats (``summary.lead_key`` says why)."""
+    rank = summary.loss_rank(ranks or {})
     stacks: dict[tuple[str, str], dict[str, list[Finding]]] = {}
     for f in findings:
         if f.rule_id == rules.UNPARSEABLE_RULE:
@@ -68,7 +80,16 @@ def stack_groups(findings: Iterable[Finding]) -> list[Group]:
     for (template, stack), queues in stacks.items():
         for found in queues.values():
             found.sort(key=lambda f: -SEVERITY_RANK.get(f.severity, -1))
-        ordered = sorted(queues.items(), key=lambda q: (q[0] == NO_QUEUE, *_rank(q[1]), q[0]))
+        ordered = sorted(
+            queues.items(),
+            key=lambda q: (
+                q[0] == NO_QUEUE,
+                -_worst(q[1]),
+                min(map(rank, q[1])),
+                *_rank(q[1]),
+                q[0],
+            ),
+        )
         groups.append((template, stack, ordered))
     return sorted(
         groups,

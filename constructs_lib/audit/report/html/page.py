@@ -24,7 +24,9 @@ from constructs_lib.audit.report.html.findings import (
     stack_groups,
 )
 from constructs_lib.audit.report.html.fleet_section import fleet_section, stack_key
+from constructs_lib.audit.report.html.ledger_section import ledger_section
 from constructs_lib.audit.report.human import metrics_text, not_templates_text
+from constructs_lib.audit.report.ledger import loss_ranks
 from constructs_lib.audit.report.summary import (
     DEFAULT_GATE,
     Gate,
@@ -220,7 +222,7 @@ def _page(title: str, body: Sequence[str]) -> str:
 
 def render_html(result: AuditResult, docs_url: str | None = None, gate: Gate = DEFAULT_GATE) -> str:
     """A page a person acts on: what to do and the counts, then the fleet view (each rule across
-    the fleet, the worst stacks), then the deciding findings, one closed section per stack
+    the fleet, the worst stacks), with ``--metrics`` the ledger, then the deciding findings, one closed section per stack
     (worst first; under their account when deployed) grouped by queue, then what does not
     decide folded away (suppressed, known from the baseline, fixed since), and the rules the
     page names with their fixes.
@@ -236,7 +238,7 @@ def render_html(result: AuditResult, docs_url: str | None = None, gate: Gate = D
     titles = {rule_id: title for rule_id, (_, title, _) in catalog.items()}
     fixes = {rule_id: fix for rule_id, (_, _, fix) in catalog.items()}
     deciding = [f for f in shown if f.decides]
-    groups = stack_groups(deciding)
+    groups = stack_groups(deciding, loss_ranks(result.ledgers))
     anchors = _stack_anchors(groups, view)
 
     body = [
@@ -244,6 +246,7 @@ def render_html(result: AuditResult, docs_url: str | None = None, gate: Gate = D
         _verdict(summary, len(shown)),
         _counts(summary, gate),
         fleet_section(summary, view, titles, anchors, gate),
+        ledger_section(result.ledgers),
     ]
     if deciding:
         by = "by account and stack" if any(f.account for f in deciding) else "by stack"

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from constructs_lib.alarms import QueueAlarms
     from constructs_lib.consumer import ConsumerSettings, LambdaConsumer
     from constructs_lib.queue import ResilientQueue
+    from constructs_lib.queue.payloads import LargePayloads
     from constructs_lib.retry_backoff import RetryBackoff
 
 # Importing aws-cdk-lib starts a Node.js process. The audit imports this package in every Spark
@@ -22,6 +23,7 @@ _LAZY_EXPORTS = {
     "QueueAlarms": "constructs_lib.alarms",
     "ConsumerSettings": "constructs_lib.consumer",
     "LambdaConsumer": "constructs_lib.consumer",
+    "LargePayloads": "constructs_lib.queue.payloads",
     "ResilientQueue": "constructs_lib.queue",
     "RetryBackoff": "constructs_lib.retry_backoff",
 }
@@ -31,6 +33,7 @@ __all__ = [
     "ConsumerSettings",
     "ExistingQueues",
     "LambdaConsumer",
+    "LargePayloads",
     "ParameterTypeError",
     "Problem",
     "QueueAlarms",

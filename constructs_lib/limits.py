@@ -219,3 +219,37 @@ KMS_SERVICE_PRODUCER_ACTIONS: Final = ("kms:GenerateDataKey", "kms:Decrypt")
 # keeps a bucket of the same name in another account out).
 SOURCE_ARN_KEY: Final = "aws:SourceArn"
 SOURCE_ACCOUNT_KEY: Final = "aws:SourceAccount"
+
+# --- Large payloads in S3 (ResilientQueue(large_payloads=...)) ---------------------------------
+# A lifecycle rule's Expiration Days "must be a non-zero positive integer". S3 API reference,
+# LifecycleExpiration (Days).
+S3_EXPIRATION_DAYS_MIN: Final = 1
+# S3 counts an expiration from the object's creation, rounded UP to the next midnight UTC, so a
+# rule of N days keeps an object at least N x 86,400 s. S3 user guide, lifecycle-expire-general-
+# considerations ("how Amazon S3 calculates the time").
+S3_LIFECYCLE_DAY_SECONDS: Final = 86_400
+# Where a payload is written and read: PutObject to write, GetObject to read, DeleteObject to
+# remove. Service Authorization Reference, Amazon S3, resource type "object".
+S3_PAYLOAD_WRITE_ACTIONS: Final = ("s3:PutObject",)
+S3_PAYLOAD_READ_ACTIONS: Final = ("s3:GetObject",)
+S3_PAYLOAD_DELETE_ACTIONS: Final = ("s3:DeleteObject",)
+# SSE-KMS objects: uploading needs kms:GenerateDataKey, downloading kms:Decrypt (a multipart
+# upload needs kms:Decrypt too; payloads are written with one PutObject). S3 user guide,
+# UsingKMSEncryption ("Permissions"); mpuoverview ("Multipart upload API and permissions").
+KMS_S3_WRITE_ACTIONS: Final = ("kms:GenerateDataKey",)
+KMS_S3_READ_ACTIONS: Final = ("kms:Decrypt",)
+# KMS requests S3 makes on a principal's behalf carry kms:ViaService = s3.<region>.amazonaws.com.
+# KMS developer guide, conditions-kms (kms:ViaService).
+S3_VIA_SERVICE: Final = "s3.{region}.amazonaws.com"
+
+# --- Large payloads at run time (AWS's SQS extended client's wire format) ---------------------
+# A body above this many bytes, its message attributes counted in, is stored in S3: the Python
+# client's fixed default (amazon-sqs-extended-client 1.0.1, DEFAULT_MESSAGE_SIZE_THRESHOLD; the
+# Java client 2.x defaults to 1 MiB, SQSExtendedClientConstants DEFAULT_MESSAGE_SIZE_THRESHOLD).
+EXTENDED_CLIENT_THRESHOLD: Final = 262_144
+# A message stored in S3 carries the size attribute besides its own: SQS takes 10 message
+# attributes (SQS developer guide, sqs-message-metadata), so the clients allow 9 of the sender's
+# (MAX_ALLOWED_ATTRIBUTES in both).
+EXTENDED_CLIENT_ATTRIBUTES_MAX: Final = 9
+# The least memory a Lambda function has (Lambda guide, configuration-memory: 128 MB-10,240 MB).
+FUNCTION_MEMORY_MIN_MB: Final = 128

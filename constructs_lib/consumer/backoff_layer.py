@@ -46,6 +46,13 @@ RUNTIME_FILES = (
 """What ``import constructs_lib.backoff`` and ``constructs_lib.backoff_batch`` load (boto3 comes
 with the Lambda runtime): the layer holds these, under
 ``python/constructs_lib/`` (Lambda adds ``/opt/python`` to a Python function's path)."""
+PAYLOADS_LAYER_ID = "ConstructsLibPayloadsLayer"
+"""The construct id of the layer for consumers of a queue with ``large_payloads``."""
+PAYLOAD_RUNTIME_FILES = (*RUNTIME_FILES, "large_payloads.py")
+"""The backoff layer's files and ``constructs_lib.large_payloads``: a consumer with large
+payloads gets this one layer, with or without ``retry_backoff``. A second layer rather than
+one more file in the first, so that the backoff layer's asset hash, and every stack that has it,
+stays as it was when large payloads are not used."""
 
 
 @dataclass(frozen=True)
@@ -99,14 +106,14 @@ def plan(
     if target is None:
         return None, [_environment_unreachable(function, schedule)]
     # Resolved once: reading the function's properties back is the costly part of a synth here.
-    properties = _properties(target)
+    properties = function_properties(target)
     problems = _environment_conflicts(target, schedule, properties)
     layers = list(properties.get("layers") or [])
-    python = _is_python(target)
+    python = is_python(target)
     wants_layer = retry.layer and python
     if wants_layer:
-        held = _holds_backoff_layer(target, layers)
-        problems += [] if held else _layer_count_problems(target, len(layers))
+        held = holds_layer(target, layers)
+        problems += [] if held else layer_count_problems(target, len(layers))
         wants_layer = not held
     if fifo:
         problems.append(_fifo_warning(retry))
@@ -133,7 +140,7 @@ def settable_function(function: lambda_.IFunction) -> lambda_.Function | None:
 
 
 @functools.cache
-def _layer_source() -> tuple[str, str]:
+def _layer_source(files: tuple[str, ...] = RUNTIME_FILES) -> tuple[str, str]:
     """The layer's directory, staged once per process with fixed contents and modes, and the
     hash of those contents: the asset hash (and so the template) does not change between
     synths, machines or checkouts."""
@@ -142,7 +149,7 @@ def _layer_source() -> tuple[str, str]:
     package = root / "python" / "constructs_lib"
     package.mkdir(parents=True)
     digest = hashlib.sha256()
-    for name in RUNTIME_FILES:
+    for name in files:
         data = resources.files("constructs_lib").joinpath(name).read_bytes()
         (package / name).write_bytes(data)
         (package / name).chmod(0o644)  # Lambda reads /opt as another user
@@ -152,19 +159,24 @@ def _layer_source() -> tuple[str, str]:
     return str(root), digest.hexdigest()
 
 
-def backoff_layer(stack: Stack) -> lambda_.LayerVersion:
-    """The stack's layer holding ``constructs_lib.backoff``, created by its first consumer."""
-    existing = stack.node.try_find_child(LAYER_ID)
+def backoff_layer(stack: Stack, payloads: bool = False) -> lambda_.LayerVersion:
+    """The stack's layer holding ``constructs_lib.backoff`` (with ``payloads``, and
+    ``constructs_lib.large_payloads``), created by its first consumer."""
+    layer_id = PAYLOADS_LAYER_ID if payloads else LAYER_ID
+    existing = stack.node.try_find_child(layer_id)
     if isinstance(existing, lambda_.LayerVersion):
         return existing
-    directory, digest = _layer_source()
+    directory, digest = _layer_source(PAYLOAD_RUNTIME_FILES if payloads else RUNTIME_FILES)
     return lambda_.LayerVersion(
         stack,
-        LAYER_ID,
+        layer_id,
         code=lambda_.Code.from_asset(
             directory, asset_hash=digest, asset_hash_type=AssetHashType.CUSTOM
         ),
-        description="constructs_lib.backoff: retry backoff for SQS consumers (no dependencies)",
+        description="constructs_lib.large_payloads and constructs_lib.backoff: S3 payloads and "
+        "retry backoff for SQS consumers (no dependencies)"
+        if payloads
+        else "constructs_lib.backoff: retry backoff for SQS consumers (no dependencies)",
     )
 
 
@@ -185,7 +197,7 @@ def _environment_unreachable(function: lambda_.IFunction, schedule: Backoff) -> 
     )
 
 
-def _properties(function: lambda_.Function) -> Mapping[str, Any]:
+def function_properties(function: lambda_.Function) -> Mapping[str, Any]:
     # CfnFunction.environment reads back as an empty struct proxy (the value is lazy): the
     # resource's properties, resolved, say what the template will hold.
     properties = Stack.of(function).resolve(jsii.get(function.node.default_child, "cfnProperties"))
@@ -219,15 +231,16 @@ def _environment_conflicts(
     ]
 
 
-def _holds_backoff_layer(function: lambda_.Function, layers: list[Any]) -> bool:
-    """Whether ``layers`` (the function's, resolved) already hold the stack's backoff layer."""
-    existing = Stack.of(function).node.try_find_child(LAYER_ID)
+def holds_layer(function: lambda_.Function, layers: list[Any], layer_id: str = LAYER_ID) -> bool:
+    """Whether ``layers`` (the function's, resolved) already hold the stack's backoff layer (or
+    the layer ``layer_id``)."""
+    existing = Stack.of(function).node.try_find_child(layer_id)
     if not isinstance(existing, lambda_.LayerVersion):
         return False
     return Stack.of(function).resolve(existing.layer_version_arn) in layers
 
 
-def _layer_count_problems(function: lambda_.Function, count: int) -> list[Problem]:
+def layer_count_problems(function: lambda_.Function, count: int) -> list[Problem]:
     if count < limits.LAYERS_PER_FUNCTION_MAX:
         return []
     return [
@@ -267,5 +280,5 @@ def _whole_batch_warning(retry: RetryBackoff) -> Problem:
     )
 
 
-def _is_python(function: lambda_.Function) -> bool:
+def is_python(function: lambda_.Function) -> bool:
     return bool(function.runtime.family == lambda_.RuntimeFamily.PYTHON)

@@ -4,6 +4,7 @@ source that attaches it, and its alarms (failed messages; failing every message)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from constructs import Construct
 
 from constructs_lib import adoption, policy
 from constructs_lib.alarms.factory import AlarmFactory
-from constructs_lib.consumer import backoff_layer
+from constructs_lib.consumer import backoff_layer, payload_access
 from constructs_lib.consumer.event_source import (
     ConsumerSettings,
     LambdaConsumer,
@@ -25,6 +26,7 @@ from constructs_lib.consumer.event_source import (
 )
 from constructs_lib.errors import Problem
 from constructs_lib.params import combinations
+from constructs_lib.queue.payloads import PayloadStore
 from constructs_lib.retry_backoff import RetryBackoff
 from constructs_lib.synth.deferred import FunctionChecks, QueueFeeds, WarningReporter
 
@@ -51,6 +53,8 @@ class ConsumedQueue:
     mapping_logical_ids: Mapping[str, str] = field(default_factory=dict)
     """The deployed event source mappings' logical ids, by consumer function construct id
     (``ExistingQueues.event_source_logical_ids``)."""
+    payloads: PayloadStore | None = None
+    """Where the queue's payloads live (``large_payloads``), or None."""
 
 
 class QueueConsumers:
@@ -116,6 +120,8 @@ class QueueConsumers:
             call.retry_backoff, function, call.report_batch_item_failures
         )
         problems += backoff_problems
+        access, access_problems = payload_access.plan(self.consumed.payloads, function)
+        problems += access_problems
         unresolved_pollers, poller_problems = _poller_problems(call)
         problems += poller_problems
         derived = 0
@@ -139,8 +145,7 @@ class QueueConsumers:
         assert timeout is not None  # a missing timeout is one of the problems raised above
         settings = _consumer_settings(call, backoff_plan)
         consumer = self._attach(function, mapping_id, timeout, derived, settings)
-        if backoff_plan is not None:
-            backoff_plan.apply()
+        _apply(backoff_plan, access)
         self.consumers.append(consumer)
         self._on_added()
         FunctionChecks.watch(function, self._feeds)
@@ -248,6 +253,19 @@ class QueueConsumers:
                 ),
             )
         return LambdaConsumer(function, event_source, timeout, derived, settings, queue, *alarms)
+
+
+def _apply(
+    backoff_plan: backoff_layer.BackoffPlan | None, access: payload_access.PayloadAccess | None
+) -> None:
+    """The backoff schedule and the payload access on the function; one layer for both, the
+    payloads layer (it holds ``constructs_lib.backoff`` too)."""
+    if backoff_plan is not None:
+        if access is not None and (access.layer or access.holds_layer):
+            backoff_plan = dataclasses.replace(backoff_plan, layer=False)
+        backoff_plan.apply()
+    if access is not None:
+        access.apply()
 
 
 def _consumer_settings(

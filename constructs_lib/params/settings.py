@@ -26,8 +26,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs_lib import adoption
 from constructs_lib.adoption import ExistingQueues
 from constructs_lib.errors import Problem
-from constructs_lib.params import backoff_fields, combinations, prop_tables
+from constructs_lib.params import backoff_fields, combinations, payload_fields, prop_tables
 from constructs_lib.params.table import Table
+from constructs_lib.queue.payloads import LargePayloads
 from constructs_lib.retry_backoff import RetryBackoff
 
 
@@ -56,6 +57,7 @@ class QueueSettings:
     removal_policy: RemovalPolicy | None
     fair: bool
     existing: ExistingQueues | None
+    large_payloads: LargePayloads | None
     fifo: bool
     """Whether both queues are FIFO: ``fifo``, or read from ``queue_name``."""
     source_retention: int | None
@@ -77,6 +79,9 @@ def new_queue_arguments(names: Mapping[str, Any]) -> dict[str, Any]:
     its construct id free (``check_new_construct``), before the construct joins the tree."""
     arguments = call_arguments(names)
     combinations.check_new_construct(prop_tables.QUEUE, arguments)
+    scope = arguments["scope"]
+    path = "/".join(p for p in (scope.node.path, str(arguments["construct_id"])) if p)
+    payload_fields.check_kinds(path, arguments)
     return arguments
 
 
@@ -95,7 +100,8 @@ def queue_settings(
     # The deployed queues' name and type are what the user means unless said otherwise.
     arguments = {**arguments, "queue_name": queue_name, "fifo": fifo}
     given = combinations.check_queue(arguments)
-    report(given.unresolved, given.problems + adoption_problems)
+    payload_problems = payload_fields.field_problems(arguments["large_payloads"])
+    report(given.unresolved, given.problems + adoption_problems + payload_problems)
     return QueueSettings(
         queue_name=queue_name,
         max_receive_count=arguments["max_receive_count"],
@@ -117,6 +123,7 @@ def queue_settings(
         removal_policy=arguments["removal_policy"],
         fair=arguments["fair"],
         existing=existing,
+        large_payloads=arguments["large_payloads"],
         fifo=given.fifo,
         source_retention=given.source_retention,
         dead_letter_retention=given.dead_letter_retention,

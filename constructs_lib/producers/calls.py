@@ -23,7 +23,7 @@ from constructs_lib.producers.sns_delivery_failures import (
     create_delivery_failures_queue,
 )
 from constructs_lib.producers.wiring import wire_producer
-from constructs_lib.queue import redrive
+from constructs_lib.queue import payload_grants, redrive
 from constructs_lib.queue.pair import QueuePair
 from constructs_lib.synth.deferred import WarningReporter
 
@@ -62,7 +62,13 @@ class Producers:
         """``ResilientQueue.grant_redrive``: the grantee's kind checked, then the grants."""
         scope = self.scope
         prop_tables.REDRIVE.check_kinds(lambda: scope.node.path, {"grantee": grantee})
-        return redrive.grant_redrive(scope, self.pair.queue, self.pair.dead_letter_queue, grantee)
+        grant = redrive.grant_redrive(scope, self.pair.queue, self.pair.dead_letter_queue, grantee)
+        store = self.pair.payloads
+        if store is None:
+            return grant
+        # The operator reads what the dead letters point to before moving them back.
+        payloads = payload_grants.grant_read(store, grantee, False, scope)
+        return grant if not grant.success else grant.combine(payloads)
 
     def delivery_failures(self) -> SnsDeliveryFailures:
         """The SNS delivery-failures queue, created with the first topic: the source's type,

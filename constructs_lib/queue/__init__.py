@@ -1,7 +1,8 @@
 """ResilientQueue (``construct``) and what it is made of: the queue pair (``pair``), KMS keys
 (``keys``), grants (``grants``), redrive (``redrive``), the dashboard (``dashboard``), how a
-message names a resource (``naming``), and how the construct's parts are put together and kept
-in step (``assembly``)."""
+message names a resource (``naming``), large payloads in S3 (``payloads``: ``LargePayloads`` and
+the bucket; ``payload_grants``: who writes and reads them), and how the construct's parts are
+put together and kept in step (``assembly``)."""
 
 from __future__ import annotations
 

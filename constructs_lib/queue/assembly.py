@@ -23,7 +23,7 @@ from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.consumer.bypass import BypassingConsumers
 from constructs_lib.consumer.consumers import ConsumedQueue, QueueConsumers
 from constructs_lib.errors import Problem
-from constructs_lib.queue import naming
+from constructs_lib.queue import naming, payload_grants, payloads
 from constructs_lib.queue.pair import QueuePair, create_queue_pair
 from constructs_lib.synth.deferred import DeliveryBeforeExpiry, WarningReporter
 
@@ -41,6 +41,26 @@ def create_pair(
     reporter.decide_at_synth(pair.cfn_queue)
     adoption.adopt(settings.existing, pair, queue.queue_name, queue.fifo, reporter.warn)
     return pair
+
+
+def create_payloads(queue: ResilientQueue, settings: QueueSettings) -> payloads.PayloadStore | None:
+    """The store of the queue's payloads (``large_payloads``), or None; producers given
+    ``queue.grant_send_messages`` are granted its prefix from now on."""
+    if settings.large_payloads is None:
+        return None
+    pair = queue._pair
+    store = payloads.create_store(
+        queue,
+        settings.large_payloads,
+        queue.queue_name,
+        queue.fifo,
+        (settings.source_retention, settings.dead_letter_retention),
+        settings.encryption_key,
+        settings.removal_policy,
+    )
+    pair.payloads = store
+    pair.queue.on_grant_send = lambda grantee: payload_grants.grant_producer(store, grantee, queue)
+    return store
 
 
 def initial_in_flight_threshold(settings: QueueSettings) -> int:
@@ -110,6 +130,7 @@ def queue_consumers(queue: ResilientQueue) -> tuple[QueueConsumers, QueueConsume
         visibility_known=not queue._settings.visibility_unresolved,
         source_retention=queue.source_retention,
         mapping_logical_ids=dict(queue.existing.event_source_logical_ids) if queue.existing else {},
+        payloads=pair.payloads,
     )
     dead_letter = dataclasses.replace(
         source,

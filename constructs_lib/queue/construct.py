@@ -31,6 +31,7 @@ from constructs_lib.producers.problems import DEFAULT_S3_EVENTS
 from constructs_lib.producers.sns_delivery_failures import SnsDeliveryFailures
 from constructs_lib.queue import assembly, dashboard
 from constructs_lib.queue.pair import physical_name
+from constructs_lib.queue.payloads import LargePayloads, PayloadStore
 from constructs_lib.retry_backoff import RetryBackoff
 from constructs_lib.synth.deferred import WarningReporter
 
@@ -106,6 +107,7 @@ class ResilientQueue(Construct):
         expected_traffic: Duration | None = None,
         fair: bool = False,
         existing: ExistingQueues | None = None,
+        large_payloads: LargePayloads | None = None,
     ) -> None:
         """Build the source queue, its dead-letter queue, their policies and alarms in ``scope``
         under ``construct_id``; add consumers with ``add_lambda_consumer``.
@@ -135,6 +137,8 @@ class ResilientQueue(Construct):
         """The dead-letter queue (created, or the one given)."""
         self.queue: sqs.Queue = self._pair.queue
         """The source queue."""
+        self.payloads: PayloadStore | None = assembly.create_payloads(self, settings)
+        """Where the source's payloads live (``large_payloads``: ``.bucket``, ``.prefix``)."""
         self.consumers: list[LambdaConsumer] = []
         """The consumers of the source queue (``add_lambda_consumer``)."""
         self.dead_letter_consumers: list[LambdaConsumer] = []

@@ -19,7 +19,7 @@ statement as JSON the resource's owner can paste.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Annotations, Stack, Token
@@ -39,8 +39,12 @@ def via_sqs(scope: IConstruct) -> str:
     return limits.SQS_VIA_SERVICE.format(region=Stack.of(scope).region)
 
 
-def via_sqs_conditions(scope: IConstruct) -> dict[str, dict[str, Any]]:
-    return {"StringEquals": {limits.KMS_VIA_SERVICE_KEY: via_sqs(scope)}}
+def via_sqs_conditions(
+    scope: IConstruct, service: str = limits.SQS_VIA_SERVICE
+) -> dict[str, dict[str, Any]]:
+    """``kms:ViaService`` for ``service`` (SQS, or S3 for payloads) in ``scope``'s region."""
+    via = service.format(region=Stack.of(scope).region)
+    return {"StringEquals": {limits.KMS_VIA_SERVICE_KEY: via}}
 
 
 def is_service_principal(principal: iam.IPrincipal) -> bool:
@@ -55,14 +59,16 @@ def grant_key_via_sqs(
     actions: Sequence[str],
     warn_on: IConstruct,
     purpose: str,
+    service: str = limits.SQS_VIA_SERVICE,
 ) -> iam.Grant:
-    """Let ``grantee`` use ``key`` for ``actions`` only through SQS.
+    """Let ``grantee`` use ``key`` for ``actions`` only through SQS (or the ``service`` given:
+    S3 for a queue's payloads).
 
     The identity statement names the key's ARN; a principal of another account also needs the
     key's policy to name it (a key must trust a principal of another account itself), which is
     written with the same condition, or, for a key not defined in this app, warned about with the
     statement to add. ``purpose`` says in the warning what the grant was for."""
-    conditions = via_sqs_conditions(key)
+    conditions = via_sqs_conditions(key, service)
     grant = iam.Grant.add_to_principal(
         grantee=grantee, actions=list(actions), resource_arns=[key.key_arn], conditions=conditions
     )
@@ -144,7 +150,20 @@ class KeyViaSqsQueue(sqs.Queue):
     ``grant_key_via_sqs`` instead of ``Key.grant``. A service principal (a producer's) keeps
     CDK's grant: services reach the key through the key policy with their own source
     conditions, not through SQS. The AWS managed key needs no grant (its policy admits the
-    account's principals that use SQS)."""
+    account's principals that use SQS).
+
+    ``on_grant_send``, when set (a source queue with ``large_payloads``), adds to every
+    ``grant_send_messages`` of a principal that is not a service what writing the queue's
+    payloads takes (``queue.payload_grants``)."""
+
+    on_grant_send: Callable[[iam.IGrantable], iam.Grant] | None = None
+
+    def grant_send_messages(self, grantee: iam.IGrantable) -> iam.Grant:
+        grant = super().grant_send_messages(grantee)
+        hook = self.on_grant_send
+        if hook is None or is_service_principal(grantee.grant_principal):
+            return grant
+        return grant.combine(hook(grantee))
 
     def grant_on_key(self, grantee: iam.IGrantable, *actions: str) -> iam.GrantOnKeyResult:
         key = self.encryption_master_key

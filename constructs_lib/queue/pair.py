@@ -18,6 +18,7 @@ from constructs_lib.queue import grants
 
 if TYPE_CHECKING:
     from constructs_lib.params.settings import QueueSettings
+    from constructs_lib.queue.payloads import PayloadStore
 
 DEFAULT_DEAD_LETTER_RETENTION = Duration.seconds(limits.RETENTION_MAX)
 
@@ -34,6 +35,8 @@ class QueuePair:
     dead_letter_queue_given: bool
     fair: bool = False
     """A fair queue: its producers set ``MessageGroupId`` (nothing in the queue says so)."""
+    payloads: PayloadStore | None = None
+    """Where the source's payloads live (``large_payloads``), or None."""
 
     @property
     def dead_letter_name(self) -> str:

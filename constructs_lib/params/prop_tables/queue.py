@@ -22,6 +22,7 @@ from constructs_lib.params.kinds import (
 )
 from constructs_lib.params.table import Param, Range, Table
 from constructs_lib.policy.alarm_thresholds import default_in_flight_threshold
+from constructs_lib.queue.payloads import LargePayloads
 
 _RETENTION = Range(limits.RETENTION_MIN, limits.RETENTION_MAX, "s")
 
@@ -258,6 +259,15 @@ QUEUE = Table(
             "none: new queues",
             "deployed queues to take over in place: their logical ids and names are kept, and "
             "any change that would replace a queue warns (docs/migration.md)",
+            optional=True,
+        ),
+        Param(
+            "large_payloads",
+            Instance(LargePayloads, "LargePayloads", "LargePayloads()"),
+            "none: bodies stay in the messages (at most the queue's message size)",
+            "bodies in S3 under `<queue name>/`, a pointer in the message, as AWS's extended "
+            "clients send them; the bucket's grants and the functions' environment follow "
+            "(docs/large-payloads.md)",
             optional=True,
         ),
     ),

@@ -291,7 +291,8 @@ def generate(out: Path, params: Params, jobs: int = 2) -> dict[str, Any]:
 
 def expected(params: Params, window_days: int) -> dict[str, Any]:
     """The figures the audit makes of the corpus, from its parameters alone: every kept series
-    ``(account, region, namespace, metric, name) -> (maximum, total, samples, first, last)``
+    ``(account, region, namespace, metric, name) -> (maximum, total, samples, first, last,
+    opening, closing)``
     and the coverage ``(account, region) -> (first, last)`` inside the window (counted back
     from the newest point, exclusive)."""
     series = params.queues * SERIES_PER_QUEUE
@@ -311,7 +312,15 @@ def expected(params: Params, window_days: int) -> dict[str, Any]:
     np.minimum.at(first, row, stamps)
     last = np.zeros(series, dtype=np.int64)
     np.maximum.at(last, row, stamps)
-    out: dict[tuple[str, ...], tuple[float, float, float, int, int]] = {}
+    # A series has one point a minute and ``index`` ascends in time: its first and last
+    # occurrence are its opening and closing points.
+    opening = np.zeros(series, dtype=np.int64)
+    closing = np.zeros(series, dtype=np.int64)
+    kept, at = np.unique(row, return_index=True)
+    opening[kept] = high[at]
+    kept, at = np.unique(row[::-1], return_index=True)
+    closing[kept] = high[::-1][at]
+    out: dict[tuple[str, ...], tuple[float, float, float, int, int, float, float]] = {}
     coverage: dict[tuple[str, str], tuple[int, int]] = {}
     columns = [c.to_pylist() for c in (table.account, table.region, table.namespace, table.metric)]
     for s, name in enumerate(table.kept_name):
@@ -321,7 +330,7 @@ def expected(params: Params, window_days: int) -> dict[str, Any]:
         if name is not None:
             key = (account, region, namespace, metric, name)
             out[key] = (float(maximum[s]), float(total[s]), float(samples[s]), int(first[s]),
-                        int(last[s]))  # fmt: skip
+                        int(last[s]), float(opening[s]), float(closing[s]))  # fmt: skip
         if namespace == "AWS/SQS":
             low, high_ = coverage.get((account, region), (int(first[s]), int(last[s])))
             coverage[(account, region)] = (min(low, int(first[s])), max(high_, int(last[s])))

@@ -61,11 +61,19 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 _COMPACT_ROWS: Final = 2_000_000
 
 
-# The figures of a group of data points, from which column of the points, by which function.
-FIGURES: Final = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
+# The figures of a group of data points, from which column of the points, by which function,
+# then the gauge's reading at the first and at the last data point (``SeriesRow.opening``).
+FIGURES: Final = (
+    "maximum_max",
+    "total_sum",
+    "samples_sum",
+    "timestamp_min",
+    "timestamp_max",
+    "opening",
+    "closing",
+)
 _POINT_COLUMNS: Final = ("maximum", "total", "samples", "timestamp", "timestamp")
 _FIGURE_FUNCTIONS: Final = ("max", "sum", "sum", "min", "max")
-
 # Objects read ahead of the fold per worker: enough that a worker never waits for the fold,
 # few enough that the objects in flight stay a small multiple of one object's points.
 _READ_AHEAD_PER_WORKER: Final = 2
@@ -73,16 +81,16 @@ _READ_AHEAD_PER_WORKER: Final = 2
 
 def partial_figures(points: pa.Table, keys: Sequence[str] = PARTIAL_KEYS) -> pa.Table:
     """Data points -> figures per ``keys`` (by default per series and dimension set, coverage-only
-    rows included): ``maximum_max``, ``total_sum``, ``samples_sum``, ``timestamp_min``,
-    ``timestamp_max``."""
-    return grouping.group(points, keys, list(zip(_POINT_COLUMNS, _FIGURE_FUNCTIONS, strict=True)))
+    rows included): ``FIGURES``, the readings in the same pass."""
+    figures = list(zip(_POINT_COLUMNS, _FIGURE_FUNCTIONS, strict=True))
+    return grouping.group(points, keys, figures, grouping.POINT_READINGS)
 
 
 def merge_figures(partials: list[pa.Table], keys: Sequence[str] = PARTIAL_KEYS) -> pa.Table:
-    """Figures of parts of the data -> figures of the whole (max, sums, min, max again)."""
-    merged = grouping.group(
-        pa.concat_tables(partials), keys, list(zip(FIGURES, _FIGURE_FUNCTIONS, strict=True))
-    )
+    """Figures of parts of the data -> figures of the whole (max, sums, min, max again; the
+    readings of the part with the first and with the last data point)."""
+    figures = list(zip(FIGURES[: len(_FIGURE_FUNCTIONS)], _FIGURE_FUNCTIONS, strict=True))
+    merged = grouping.group(pa.concat_tables(partials), keys, figures, grouping.FIGURE_READINGS)
     return merged.rename_columns([*keys, *FIGURES])
 
 
@@ -112,7 +120,8 @@ def figure_rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
 
 def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     """Per series (account, region, namespace, metric, the dimension's value): the largest
-    ``max``, the sums of ``sum`` and ``count``, the first and last timestamp. Per account and
+    ``max``, the sums of ``sum`` and ``count``, the first and last timestamp, and the ``max`` of
+    the first and of the last data point (the larger where two share a timestamp). Per account and
     region: the first and last timestamp of any AWS/SQS data point. Both sorted."""
     return figure_rows(partial_figures(points))
 

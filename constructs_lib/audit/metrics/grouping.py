@@ -1,13 +1,13 @@
 """Group-by over Arrow tables for the local engine's fold: DuckDB when it is installed (several
 times faster than pyarrow's on the fleet's hundreds of thousands of series, in a measurement
 on the bench corpus: ``bench/metrics_bench.py``), pyarrow's otherwise, with the same result:
-one row per distinct key, the keys first, then ``{column}_{function}`` per aggregate. The order
-of the rows is not part of the result."""
+one row per distinct key, the keys first, then ``{column}_{function}`` per aggregate, then each
+edge (``Edge``) by its name. The order of the rows is not part of the result."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import pyarrow as pa
 
@@ -18,13 +18,46 @@ from constructs_lib.audit.metrics import fast_json
 MIN_ROWS: Final = 50_000
 
 
-def group(table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str]]) -> pa.Table:
+class Edge(NamedTuple):
+    """A group's ``value`` at its earliest ``time`` (``earliest``) or at its latest, the larger
+    value where several rows share that time: a gauge's reading at the start or end of a window
+    (``SeriesRow.opening``, ``closing``). Mergeable: the edge of parts' edges, by the parts'
+    earliest or latest time, is the edge of the whole."""
+
+    name: str
+    value: str
+    time: str
+    earliest: bool
+
+
+# A series' readings (``SeriesRow.opening``, ``closing``): of its data points, and of figures
+# of parts of them (each part's readings at its first and last timestamp).
+POINT_READINGS: Final = (
+    Edge("opening", "maximum", "timestamp", earliest=True),
+    Edge("closing", "maximum", "timestamp", earliest=False),
+)
+FIGURE_READINGS: Final = (
+    Edge("opening", "opening", "timestamp_min", earliest=True),
+    Edge("closing", "closing", "timestamp_max", earliest=False),
+)
+
+
+def group(
+    table: pa.Table,
+    keys: Sequence[str],
+    figures: Sequence[tuple[str, str]],
+    edges: Sequence[Edge] = (),
+) -> pa.Table:
     """``table`` grouped by ``keys`` with ``figures`` ((column, function) with function one of
-    ``min``, ``max``, ``sum``)."""
+    ``min``, ``max``, ``sum``) and ``edges``, in the same pass over the rows."""
     if table.num_rows < MIN_ROWS or not fast_json.available():
-        return table.group_by(list(keys)).aggregate(list(figures))
+        return _arrow_group(table, keys, figures, edges)
     selected = ", ".join(
-        [*(f'"{k}"' for k in keys), *(f'{f}("{c}") AS "{c}_{f}"' for c, f in figures)]
+        [
+            *(f'"{k}"' for k in keys),
+            *(f'{f}("{c}") AS "{c}_{f}"' for c, f in figures),
+            *(f'{edge_sql(e)} AS "{e.name}"' for e in edges),
+        ]
     )
     key_list = ", ".join(f'"{k}"' for k in keys)
     query = f"SELECT {selected} FROM grouped_points GROUP BY {key_list}"
@@ -33,9 +66,42 @@ def group(table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str
             [
                 *(table.schema.field(k) for k in keys),
                 *(pa.field(f"{c}_{f}", table.schema.field(c).type) for c, f in figures),
+                *(pa.field(e.name, table.schema.field(e.value).type) for e in edges),
             ]
         )
     )
+
+
+def edge_sql(edge: Edge, where: str = "") -> str:
+    """DuckDB's ``edge``: the value whose (time, value) is the largest, the time negated for the
+    earliest, so a tie on the time goes to the larger value, in one pass."""
+    time = f'-"{edge.time}"' if edge.earliest else f'"{edge.time}"'
+    # struct_pack, not a {...} literal: the scan's queries are format strings
+    return f'arg_max("{edge.value}", struct_pack(t := {time}, v := "{edge.value}")){where}'
+
+
+def _arrow_group(
+    table: pa.Table, keys: Sequence[str], figures: Sequence[tuple[str, str]], edges: Sequence[Edge]
+) -> pa.Table:
+    """pyarrow's group-by (small tables, or no DuckDB): it has no arg-max, so each edge is the
+    first value per group of the rows sorted by its time and then by value, largest first; the
+    groups of each are aligned by their keys, which are distinct."""
+    grouped = table.group_by(list(keys)).aggregate(list(figures))
+    if not edges:
+        return grouped
+    order = [(k, "ascending") for k in keys]
+    grouped = grouped.sort_by(order)
+    for edge in edges:
+        ordered = table.sort_by(
+            [
+                (edge.time, "ascending" if edge.earliest else "descending"),
+                (edge.value, "descending"),
+            ]
+        )
+        firsts = ordered.group_by(list(keys), use_threads=False).aggregate([(edge.value, "first")])
+        value = firsts.sort_by(order).column(f"{edge.value}_first")
+        grouped = grouped.append_column(edge.name, value)
+    return grouped
 
 
 def query_table(table: pa.Table, name: str, query: str) -> pa.Table:

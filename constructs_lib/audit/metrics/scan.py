@@ -47,10 +47,13 @@ MAX_RETRIES: Final = 4
 _GZIP: Final = b"\x1f\x8b"
 _ISIZE: Final = 4  # gzip's trailer ends with the member's size modulo 2**32 (RFC 1952)
 _KEYS: Final = ("account", "region", "namespace", "metric", "dimension_name", "name")
-_FIGURES: Final = """max(maximum) FILTER (WHERE good) AS maximum_max,
+_OPENING, _CLOSING = grouping.POINT_READINGS
+_FIGURES: Final = f"""max(maximum) FILTER (WHERE good) AS maximum_max,
     sum(total) FILTER (WHERE good) AS total_sum, sum(samples) FILTER (WHERE good) AS samples_sum,
     min(timestamp) FILTER (WHERE good) AS timestamp_min,
-    max(timestamp) FILTER (WHERE good) AS timestamp_max"""
+    max(timestamp) FILTER (WHERE good) AS timestamp_max,
+    {grouping.edge_sql(_OPENING, " FILTER (WHERE good)")} AS opening,
+    {grouping.edge_sql(_CLOSING, " FILTER (WHERE good)")} AS closing"""
 # Rows the audit does not keep share one group (their keys null): groups follow the series.
 _SCAN: Final = f"""
 WITH rows AS (
@@ -184,7 +187,15 @@ def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: 
     found.scanned[rows] = items
 
 
-_FIGURE_NAMES: Final = ("maximum_max", "total_sum", "samples_sum", "timestamp_min", "timestamp_max")
+_FIGURE_NAMES: Final = (
+    "maximum_max",
+    "total_sum",
+    "samples_sum",
+    "timestamp_min",
+    "timestamp_max",
+    "opening",
+    "closing",
+)
 
 
 def _settle_json_problems(found: Scan, limits: StreamLimits) -> list[StreamObject]:
@@ -287,8 +298,9 @@ def _recount(found: Scan, start: int, day: int, workers: int) -> list[pa.Table]:
 def _empty() -> pa.Table:
     text = [pa.field(k, pa.string()) for k in _KEYS]
     numbers = [pa.field(n, pa.float64()) for n in _FIGURE_NAMES[:3]]
-    times = [pa.field(n, pa.int64()) for n in _FIGURE_NAMES[3:]]
-    return pa.schema([*text, *numbers, *times]).empty_table()
+    times = [pa.field(n, pa.int64()) for n in _FIGURE_NAMES[3:5]]
+    readings = [pa.field(n, pa.float64()) for n in _FIGURE_NAMES[5:]]
+    return pa.schema([*text, *numbers, *times, *readings]).empty_table()
 
 
 def _merge(parts: list[pa.Table]) -> pa.Table:
@@ -297,7 +309,12 @@ def _merge(parts: list[pa.Table]) -> pa.Table:
     schema = _empty().schema
     table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts])
     functions = ("max", "sum", "sum", "min", "max")
-    figures = ", ".join(f"{f}({n}) AS {n}" for n, f in zip(_FIGURE_NAMES, functions, strict=True))
+    figures = ", ".join(
+        [
+            *(f"{f}({n}) AS {n}" for n, f in zip(_FIGURE_NAMES[:5], functions, strict=True)),
+            *(f"{grouping.edge_sql(e)} AS {e.name}" for e in grouping.FIGURE_READINGS),
+        ]
+    )
     query = f"SELECT {', '.join(_KEYS)}, {figures} FROM day_figures GROUP BY ALL"
     merged = grouping.query_table(table, "day_figures", query)
     return merged.select(schema.names).cast(schema)

@@ -29,6 +29,11 @@ class SeriesRow(NamedTuple):
     samples: float  # the sum of ``value.count``
     first: int  # the earliest data point's timestamp
     last: int  # the latest
+    # A gauge's reading at the window's start and end: the ``value.max`` of the first and of the
+    # last data point (of two at the same timestamp, the larger). Both engines fill them; None
+    # only in a row made without them.
+    opening: float | None = None
+    closing: float | None = None
 
 
 class CoverageRow(NamedTuple):

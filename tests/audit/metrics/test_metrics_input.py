@@ -160,6 +160,9 @@ def expected(points: list[Point], window_days: int) -> tuple[list[SeriesRow], li
             sum(p["value"]["count"] for p in ps),
             min(p["timestamp"] for p in ps),
             max(p["timestamp"] for p in ps),
+            # the first and last data point's max, the larger of a timestamp's ties
+            max(p["value"]["max"] for p in ps if p["timestamp"] == min(q["timestamp"] for q in ps)),
+            max(p["value"]["max"] for p in ps if p["timestamp"] == max(q["timestamp"] for q in ps)),
         )
         for key, ps in series.items()
     ]

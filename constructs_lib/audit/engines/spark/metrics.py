@@ -61,13 +61,15 @@ DAY_SCHEMA: Final = StructType(
         *(StructField(n, DoubleType(), True) for n in ("maximum", "total", "samples")),
         StructField("first", LongType(), True),
         StructField("last", LongType(), True),
+        *(StructField(n, DoubleType(), True) for n in ("opening", "closing")),
     ]
 )
 FIGURES_SCHEMA: Final = StructType(
     [
         *(StructField(name, StringType(), True) for name in PARTIAL_KEYS),
         *(StructField(n, DoubleType(), True) for n in aggregate.FIGURES[:3]),
-        *(StructField(n, LongType(), True) for n in aggregate.FIGURES[3:]),
+        *(StructField(n, LongType(), True) for n in aggregate.FIGURES[3:5]),
+        *(StructField(n, DoubleType(), True) for n in aggregate.FIGURES[5:]),
     ]
 )
 _DAY_KEYS: Final = (*PARTIAL_KEYS, "day")
@@ -240,10 +242,8 @@ def _figure_schema() -> Any:
     """The Arrow schema of figures per series, dimension set and day, as grouped."""
     import pyarrow as pa
 
-    day = _arrow(DAY_SCHEMA)
-    kinds = [
-        day.field(n).type for n in (*_DAY_KEYS, "maximum", "total", "samples", "first", "last")
-    ]
+    day = _arrow(DAY_SCHEMA)  # past the object's own columns, the day figures' in this order
+    kinds = [day.field(n).type for n in day.names[3:]]
     return pa.schema(list(zip(_FIGURE_COLUMNS, kinds, strict=True)))
 
 
@@ -271,14 +271,16 @@ def day_frame(
 def series_figures(days: DataFrame) -> DataFrame:
     """Day figures of the window's data points -> the figures per series and dimension set,
     coverage-only rows included (``FIGURES_SCHEMA``): what ``aggregate.figure_rows`` turns into
-    the series and the coverage, as the local engine does."""
-    maximum, total, samples, first, last = aggregate.FIGURES
+    the series and the coverage, as the local engine does; readings as ``grouping.Edge``."""
+    maximum, total, samples, first, last, opening, closing = aggregate.FIGURES
     return days.groupBy(*PARTIAL_KEYS).agg(
         F.max("maximum").alias(maximum),
         F.sum("total").alias(total),
         F.sum("samples").alias(samples),
         F.min("first").alias(first),
         F.max("last").alias(last),
+        F.max_by("opening", F.struct(-F.col("first"), F.col("opening"))).alias(opening),
+        F.max_by("closing", F.struct(F.col("last"), F.col("closing"))).alias(closing),
     )
 
 

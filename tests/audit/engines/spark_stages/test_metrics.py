@@ -180,18 +180,19 @@ def _figures(*rows: tuple[Any, ...]) -> list[tuple[Any, ...]]:
 
 
 FIGURES = _figures(
-    (*AGE, DAY0, 30.0, 60.0, 2.0, T0 + 1000, T0 + 1000),
-    (*AGE, DAY0 + 1, 50.0, 70.0, 3.0, T0 + DAY + 2000, T0 + DAY + 3000),
-    (*COVERAGE_ONLY, DAY0, 0.0, 0.0, 1.0, T0 + 500, T0 + 1500),
-    (*ERRORS, DAY0 + 1, 1.0, 1.0, 1.0, T0 + DAY + 1200, T0 + DAY + 1200),
+    (*AGE, DAY0, 30.0, 60.0, 2.0, T0 + 1000, T0 + 1000, 30.0, 30.0),
+    (*AGE, DAY0 + 1, 50.0, 70.0, 3.0, T0 + DAY + 2000, T0 + DAY + 3000, 40.0, 45.0),
+    (*COVERAGE_ONLY, DAY0, 0.0, 0.0, 1.0, T0 + 500, T0 + 1500, 0.0, 0.0),
+    (*ERRORS, DAY0 + 1, 1.0, 1.0, 1.0, T0 + DAY + 1200, T0 + DAY + 1200, 1.0, 1.0),
 )
 
 
 def test_a_series_adds_up_its_days(spark: Any) -> None:
+    # the opening is the first day's (its first point), the closing the last day's
     expected = [
-        (*AGE, 50.0, 130.0, 5.0, T0 + 1000, T0 + DAY + 3000),
-        (*COVERAGE_ONLY, 0.0, 0.0, 1.0, T0 + 500, T0 + 1500),
-        (*ERRORS, 1.0, 1.0, 1.0, T0 + DAY + 1200, T0 + DAY + 1200),
+        (*AGE, 50.0, 130.0, 5.0, T0 + 1000, T0 + DAY + 3000, 30.0, 45.0),
+        (*COVERAGE_ONLY, 0.0, 0.0, 1.0, T0 + 500, T0 + 1500, 0.0, 0.0),
+        (*ERRORS, 1.0, 1.0, 1.0, T0 + DAY + 1200, T0 + DAY + 1200, 1.0, 1.0),
     ]
     assert_same_rows(
         frame(spark, metrics.DAY_SCHEMA, FIGURES).transform(metrics.series_figures),

@@ -253,3 +253,14 @@ EXTENDED_CLIENT_THRESHOLD: Final = 262_144
 EXTENDED_CLIENT_ATTRIBUTES_MAX: Final = 9
 # The least memory a Lambda function has (Lambda guide, configuration-memory: 128 MB-10,240 MB).
 FUNCTION_MEMORY_MIN_MB: Final = 128
+
+# --- A queue's ledger over the metrics window (the audit's --metrics, docs/audit/ledger.md) ----
+# Counts of the window, summed; SQS developer guide, available CloudWatch metrics for SQS.
+METRIC_DELETED: Final = "NumberOfMessagesDeleted"
+METRIC_EMPTY_RECEIVES: Final = "NumberOfEmptyReceives"
+METRIC_DELAYED: Final = "ApproximateNumberOfMessagesDelayed"
+# USD per request, us-east-1, the first 100 billion requests a month (an empty receive is a
+# billed request); the free tier of 1 million requests a month is not subtracted. Amazon SQS
+# pricing page, checked 2026-12.
+SQS_STANDARD_REQUEST_USD: Final = 0.40 / 1_000_000
+SQS_FIFO_REQUEST_USD: Final = 0.50 / 1_000_000

@@ -1,0 +1,503 @@
+"""Large payloads at run time: pointers read, payloads fetched within their cap, failures kept to
+their record, payloads deleted after success, and bodies offloaded above the threshold.
+
+S3 and SQS are moto's server on loopback (``tests/support/s3server.py``, one per session); the
+records are made up here (``tests/support/sqs_events.py``). The round trips through a real queue,
+with AWS's extended client on the other side, are in ``test_large_payloads_emulator.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from constructs_lib import large_payloads, limits
+from constructs_lib.large_payloads import (
+    PAYLOAD_BUCKET_ENV,
+    PAYLOAD_DELETE_ENV,
+    PAYLOAD_PREFIX_ENV,
+    PAYLOAD_READ_MAX,
+    PayloadError,
+    PayloadSettingsError,
+    PayloadStore,
+    Pointer,
+    pointer_of,
+)
+from tests.support.s3server import S3Server, s3_server  # noqa: F401  (fixture)
+from tests.support.sqs_events import made_up, queue_arn
+
+# The extended client's wire format, written out here rather than taken from the module.
+CURRENT_CLASS = "software.amazon.payloadoffloading.PayloadS3Pointer"
+LEGACY_CLASS = "com.amazon.sqs.javamessaging.MessageS3Pointer"
+PREFIX = "orders/"
+
+
+def pointer_body(bucket: str, key: str, kind: str = CURRENT_CLASS) -> str:
+    return json.dumps([kind, {"s3BucketName": bucket, "s3Key": key}])
+
+
+def lambda_attribute(value: str, data_type: str = "Number") -> dict[str, Any]:
+    """A message attribute as Lambda hands it to a function (camel case)."""
+    return {
+        "stringValue": value,
+        "stringListValues": [],
+        "binaryListValues": [],
+        "dataType": data_type,
+    }
+
+
+def pointer_record(
+    message_id: str,
+    body: str,
+    *,
+    attribute: str | None = "ExtendedPayloadSize",
+    arn: str = queue_arn("orders"),
+    group: str | None = None,
+) -> dict[str, Any]:
+    record = made_up(message_id, body, arn=arn, group=group)
+    record["messageAttributes"] = {"tenant": lambda_attribute("acme", "String")}
+    if attribute is not None:
+        record["messageAttributes"][attribute] = lambda_attribute("1")
+    return record
+
+
+@pytest.fixture
+def s3(s3_server: S3Server) -> Any:  # noqa: F811
+    return s3_server.client()
+
+
+@pytest.fixture
+def sqs(s3_server: S3Server) -> Any:  # noqa: F811
+    import boto3
+
+    env = s3_server.env
+    session = boto3.session.Session(
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        region_name=env["AWS_REGION"],
+    )
+    return session.client("sqs", endpoint_url=s3_server.endpoint)
+
+
+@pytest.fixture
+def bucket(s3: Any) -> Iterator[str]:
+    name = f"payloads-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=name)
+    yield name
+    for item in s3.list_objects_v2(Bucket=name).get("Contents", []):
+        s3.delete_object(Bucket=name, Key=item["Key"])
+    s3.delete_bucket(Bucket=name)
+
+
+@pytest.fixture
+def store(bucket: str, s3: Any) -> PayloadStore:
+    return PayloadStore(bucket=bucket, prefix=PREFIX, s3_client=s3)
+
+
+def keys(s3: Any, bucket: str) -> list[str]:
+    return sorted(item["Key"] for item in s3.list_objects_v2(Bucket=bucket).get("Contents", []))
+
+
+# --- which records carry a pointer ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("attribute", "kind"),
+    [("ExtendedPayloadSize", CURRENT_CLASS), ("SQSLargePayloadSize", LEGACY_CLASS)],
+    ids=["current", "legacy"],
+)
+def test_either_size_attribute_marks_a_pointer(attribute: str, kind: str) -> None:
+    record = pointer_record("m1", pointer_body("b", "orders/k", kind), attribute=attribute)
+    assert pointer_of(record) == Pointer("b", "orders/k")
+
+
+def test_a_pointer_shaped_body_without_the_attribute_is_a_body(store: PayloadStore) -> None:
+    body = pointer_body("b", "orders/k")
+    record = pointer_record("m1", body, attribute=None)
+    assert pointer_of(record) is None
+    assert store.resolve(record)["body"] == body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json",
+        json.dumps({"s3BucketName": "b", "s3Key": "k"}),
+        json.dumps([CURRENT_CLASS]),
+        json.dumps([CURRENT_CLASS, {"s3BucketName": "b"}]),
+        json.dumps([CURRENT_CLASS, {"s3BucketName": "", "s3Key": "k"}]),
+        json.dumps(["some.other.Pointer", {"s3BucketName": "b", "s3Key": "k"}]),
+    ],
+    ids=["not-json", "object", "one-element", "no-key", "empty-bucket", "unknown-class"],
+)
+def test_fails_a_marked_record_whose_body_is_no_pointer(body: str) -> None:
+    with pytest.raises(PayloadError, match=r"message m1: the body .* is no extended client "):
+        pointer_of(pointer_record("m1", body))
+
+
+# --- reading a payload ------------------------------------------------------------------------
+
+
+def test_resolve_puts_the_payload_in_the_body_and_keeps_the_rest(
+    store: PayloadStore, s3: Any, bucket: str
+) -> None:
+    payload = '{"order": "é' + "x" * 1000 + '"}'
+    s3.put_object(Bucket=bucket, Key="orders/k1", Body=payload.encode())
+    record = pointer_record("m1", pointer_body(bucket, "orders/k1"))
+
+    resolved = store.resolve(record)
+
+    assert resolved["body"] == payload
+    # The size attribute goes, as from the extended client's receive; the sender's own stays.
+    assert resolved["messageAttributes"] == {"tenant": lambda_attribute("acme", "String")}
+    assert resolved["receiptHandle"] == record["receiptHandle"]
+    assert resolved["messageId"] == "m1"
+    assert record["body"] == pointer_body(bucket, "orders/k1")  # the event is left as it was
+
+
+@pytest.mark.parametrize(("size", "fits"), [(999, True), (1000, True), (1001, False)])
+def test_read_max_bounds_a_payload(s3: Any, bucket: str, size: int, fits: bool) -> None:
+    store = PayloadStore(bucket=bucket, prefix=PREFIX, read_max=1000, s3_client=s3)
+    s3.put_object(Bucket=bucket, Key="orders/k", Body=b"a" * size)
+    record = pointer_record("m1", pointer_body(bucket, "orders/k"))
+    if fits:
+        assert store.resolve(record)["body"] == "a" * size
+    else:
+        with pytest.raises(
+            PayloadError,
+            match=r"over read_max=1000 bytes \(1001 or more\): "
+            r"raise PayloadStore\(read_max=\.\.\.\)",
+        ):
+            store.resolve(record)
+
+
+def test_the_default_read_cap_is_32_mib() -> None:
+    assert PayloadStore().read_max == PAYLOAD_READ_MAX == 32 * 1024 * 1024
+
+
+@pytest.mark.parametrize("read_max", [0, -1, True, 1.5, "1000"])
+def test_fails_a_read_max_that_is_no_whole_number_from_1(read_max: Any) -> None:
+    with pytest.raises(
+        PayloadSettingsError,
+        match=r"read_max=.* is not a whole number of bytes "
+        r"from 1: pass one, or leave it out for 33554432",
+    ):
+        PayloadStore(read_max=read_max)
+
+
+def test_fails_a_missing_payload_with_its_code(store: PayloadStore, bucket: str) -> None:
+    record = pointer_record("m1", pointer_body(bucket, "orders/gone"))
+    with pytest.raises(
+        PayloadError,
+        match=rf"message m1: payload s3://{bucket}/orders/gone not "
+        "read: NoSuchKey",
+    ):
+        store.resolve(record)
+
+
+def test_fails_a_payload_in_a_bucket_that_does_not_exist(s3: Any) -> None:
+    store = PayloadStore(s3_client=s3)  # no bucket configured: pointers read where they point
+    record = pointer_record("m1", pointer_body("no-such-bucket-here", "k"))
+    with pytest.raises(PayloadError, match="not read: NoSuchBucket"):
+        store.resolve(record)
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("other-bucket", "orders/k"), (None, "invoices/k"), (None, "k")],
+    ids=["other-bucket", "other-prefix", "no-prefix"],
+)
+def test_fails_a_pointer_outside_the_queue_s_payloads(
+    store: PayloadStore, s3: Any, bucket: str, where: str | None, key: str
+) -> None:
+    # The object exists: the store refuses it for where it is, not for being missing.
+    s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    record = pointer_record("m1", pointer_body(where or bucket, key))
+    with pytest.raises(PayloadError, match=rf"outside this queue's payloads s3://{bucket}/orders/"):
+        store.resolve(record)
+
+
+def test_fails_a_payload_that_is_not_utf8(store: PayloadStore, s3: Any, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="orders/k", Body=b"\xff\xfe")
+    with pytest.raises(PayloadError, match="is not UTF-8 text"):
+        store.resolve(pointer_record("m1", pointer_body(bucket, "orders/k")))
+
+
+# --- a batch ----------------------------------------------------------------------------------
+
+
+def test_an_empty_batch_resolves_to_nothing(store: PayloadStore) -> None:
+    resolved = store.resolve_batch({"Records": []})
+    assert (resolved.records, resolved.failures) == ([], {})
+
+
+def test_a_missing_payload_fails_its_record_only(store: PayloadStore, s3: Any, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="orders/k1", Body=b"first")
+    event = {
+        "Records": [
+            pointer_record("m1", pointer_body(bucket, "orders/k1")),
+            pointer_record("m2", pointer_body(bucket, "orders/gone")),
+            made_up("m3", "plain"),
+        ]
+    }
+    resolved = store.resolve_batch(event)
+    assert [(r["messageId"], r["body"]) for r in resolved.records] == [
+        ("m1", "first"),
+        ("m3", "plain"),
+    ]
+    assert list(resolved.failures) == ["m2"]
+    assert resolved.batch_item_failures() == [{"itemIdentifier": "m2"}]
+
+
+def test_a_batch_whose_every_payload_is_missing_fails_every_record(
+    store: PayloadStore, bucket: str
+) -> None:
+    event = {
+        "Records": [pointer_record(f"m{i}", pointer_body(bucket, f"orders/{i}")) for i in range(3)]
+    }
+    resolved = store.resolve_batch(event)
+    assert resolved.records == []
+    assert resolved.batch_item_failures() == [{"itemIdentifier": f"m{i}"} for i in range(3)]
+
+
+def test_fifo_the_first_failure_ends_the_batch(store: PayloadStore, s3: Any, bucket: str) -> None:
+    s3.put_object(Bucket=bucket, Key="orders/k3", Body=b"third")
+    arn = queue_arn("orders.fifo")
+    event = {
+        "Records": [
+            made_up("m1", "plain", arn=arn, group="a"),
+            pointer_record("m2", pointer_body(bucket, "orders/gone"), arn=arn, group="a"),
+            pointer_record("m3", pointer_body(bucket, "orders/k3"), arn=arn, group="b"),
+        ]
+    }
+    resolved = store.resolve_batch(event)
+    assert [r["messageId"] for r in resolved.records] == ["m1"]
+    assert list(resolved.failures) == ["m2", "m3"]
+    assert "an earlier record of this FIFO batch failed" in str(resolved.failures["m3"])
+
+
+# --- settings from the environment ------------------------------------------------------------
+
+
+def test_from_environment_reads_the_construct_s_variables(s3: Any) -> None:
+    environment = {
+        PAYLOAD_BUCKET_ENV: "b",
+        PAYLOAD_PREFIX_ENV: "orders/",
+        PAYLOAD_DELETE_ENV: "true",
+    }
+    assert PayloadStore.from_environment(environment, s3_client=s3) == PayloadStore(
+        bucket="b", prefix="orders/", delete=True
+    )
+    assert PayloadStore.from_environment({}) == PayloadStore(bucket=None, prefix="", delete=False)
+
+
+@pytest.mark.parametrize("value", ["yes", "True", "1"])
+def test_fails_a_delete_variable_that_is_neither_true_nor_false(value: str) -> None:
+    with pytest.raises(
+        PayloadSettingsError,
+        match=rf"{PAYLOAD_DELETE_ENV}='{value}' is neither "
+        "'true' nor 'false': set one of them, or remove it for 'false'",
+    ):
+        PayloadStore.from_environment({PAYLOAD_BUCKET_ENV: "b", PAYLOAD_DELETE_ENV: value})
+
+
+def test_fails_delete_without_a_bucket() -> None:
+    with pytest.raises(
+        PayloadSettingsError, match=f"delete=True needs bucket= .*{PAYLOAD_BUCKET_ENV}"
+    ):
+        PayloadStore.from_environment({PAYLOAD_DELETE_ENV: "true"})
+
+
+# --- deleting after success -------------------------------------------------------------------
+
+
+def stored_batch(s3: Any, bucket: str, count: int) -> dict[str, Any]:
+    for i in range(count):
+        s3.put_object(Bucket=bucket, Key=f"orders/k{i}", Body=f"payload {i}".encode())
+    return {
+        "Records": [
+            pointer_record(f"m{i}", pointer_body(bucket, f"orders/k{i}")) for i in range(count)
+        ]
+    }
+
+
+def test_delete_processed_deletes_the_processed_payloads_only(s3: Any, bucket: str) -> None:
+    store = PayloadStore(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
+    event = stored_batch(s3, bucket, 3)
+    response = {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert store.delete_processed(event, response) is response
+    assert keys(s3, bucket) == ["orders/k1"]
+
+
+def test_delete_processed_deletes_nothing_unless_told(
+    store: PayloadStore, s3: Any, bucket: str
+) -> None:
+    event = stored_batch(s3, bucket, 2)
+    store.delete_processed(event, {"batchItemFailures": []})
+    assert keys(s3, bucket) == ["orders/k0", "orders/k1"]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [{"batchItemFailures": [{"itemIdentifier": "not-in-batch"}]}, {"batchItemFailures": "m0"}],
+    ids=["unknown-identifier", "not-a-list"],
+)
+def test_delete_processed_deletes_nothing_when_lambda_would_fail_the_batch(
+    s3: Any, bucket: str, response: dict[str, Any]
+) -> None:
+    store = PayloadStore(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
+    event = stored_batch(s3, bucket, 2)
+    store.delete_processed(event, response)
+    assert keys(s3, bucket) == ["orders/k0", "orders/k1"]
+
+
+def test_a_delete_that_fails_is_logged_not_raised(
+    s3: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A bucket that does not exist: DeleteObject answers NoSuchBucket.
+    store = PayloadStore(bucket="no-such-bucket-here", prefix=PREFIX, delete=True, s3_client=s3)
+    event = {"Records": [pointer_record("m1", pointer_body("no-such-bucket-here", "orders/k"))]}
+    with caplog.at_level(logging.WARNING, logger=large_payloads.__name__):
+        assert store.delete_processed(event, {"batchItemFailures": []}) == {"batchItemFailures": []}
+    assert "payload of message m1 not deleted: NoSuchBucket" in caplog.text
+
+
+# --- sending ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def queue(sqs: Any) -> str:
+    url: str = sqs.create_queue(QueueName=f"payloads-{uuid.uuid4().hex[:12]}")["QueueUrl"]
+    return url
+
+
+def received(sqs: Any, queue_url: str) -> dict[str, Any]:
+    messages = sqs.receive_message(
+        QueueUrl=queue_url, MessageAttributeNames=["All"], WaitTimeSeconds=1
+    )["Messages"]
+    assert len(messages) == 1
+    message: dict[str, Any] = messages[0]
+    return message
+
+
+# The threshold counts the body's bytes and each attribute's name, type and value: "tenant"
+# (6) + "String" (6) + "acme" (4) = 16 bytes of attributes.
+ATTRIBUTES = {"tenant": {"DataType": "String", "StringValue": "acme"}}
+ATTRIBUTE_BYTES = 16
+
+
+@pytest.mark.parametrize(
+    ("extra", "offloaded"), [(-1, False), (0, False), (1, True)], ids=["below", "at", "above"]
+)
+def test_a_body_goes_to_s3_only_above_the_threshold(
+    store: PayloadStore, sqs: Any, queue: str, s3: Any, bucket: str, extra: int, offloaded: bool
+) -> None:
+    threshold = 2000
+    body = "é" * ((threshold - ATTRIBUTE_BYTES + extra) // 2) + "x" * (
+        (threshold - ATTRIBUTE_BYTES + extra) % 2
+    )
+    assert len(body.encode()) + ATTRIBUTE_BYTES == threshold + extra
+    store.send(sqs, queue, body, message_attributes=ATTRIBUTES, threshold=threshold)
+    message = received(sqs, queue)
+    stored = keys(s3, bucket)
+    if offloaded:
+        [key] = stored
+        assert key.startswith(PREFIX) and len(key) == len(PREFIX) + 36  # the prefix and a UUID
+        assert json.loads(message["Body"]) == [
+            CURRENT_CLASS,
+            {"s3BucketName": bucket, "s3Key": key},
+        ]
+        size = message["MessageAttributes"]["ExtendedPayloadSize"]
+        assert size == {
+            "DataType": "Number",
+            "StringValue": str(threshold + extra - ATTRIBUTE_BYTES),
+        }
+        assert s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode() == body
+    else:
+        assert stored == []
+        assert message["Body"] == body
+        assert set(message["MessageAttributes"]) == {"tenant"}
+
+
+def test_the_default_threshold_is_the_extended_client_s() -> None:
+    import inspect
+
+    default = inspect.signature(PayloadStore.send).parameters["threshold"].default
+    assert default == limits.EXTENDED_CLIENT_THRESHOLD == 256 * 1024
+
+
+def test_always_sends_even_a_small_body_through_s3(
+    store: PayloadStore, sqs: Any, queue: str, s3: Any, bucket: str
+) -> None:
+    store.send(sqs, queue, "tiny", always=True, legacy=True)
+    message = received(sqs, queue)
+    [key] = keys(s3, bucket)
+    assert json.loads(message["Body"]) == [LEGACY_CLASS, {"s3BucketName": bucket, "s3Key": key}]
+    assert message["MessageAttributes"] == {
+        "SQSLargePayloadSize": {"DataType": "Number", "StringValue": "4"}
+    }
+
+
+@pytest.mark.parametrize(
+    ("threshold", "good"),
+    [
+        (-1, False),
+        (0, True),
+        (limits.MESSAGE_SIZE_MAX, True),
+        (limits.MESSAGE_SIZE_MAX + 1, False),
+        (True, False),
+    ],
+)
+def test_the_threshold_runs_from_0_to_sqs_s_largest_message(
+    store: PayloadStore, sqs: Any, queue: str, threshold: Any, good: bool
+) -> None:
+    if good:
+        store.send(sqs, queue, "x", threshold=threshold)
+        return
+    with pytest.raises(
+        PayloadSettingsError,
+        match=rf"threshold={threshold!r} is not a whole "
+        r"number of bytes from 0 to 1048576 \(SQS's largest message\): pass one, "
+        "or leave it out for 262144",
+    ):
+        store.send(sqs, queue, "x", threshold=threshold)
+
+
+def test_fails_to_offload_without_a_bucket(sqs: Any, queue: str) -> None:
+    with pytest.raises(
+        PayloadSettingsError,
+        match=f"a body of 4 bytes goes to S3, but the store "
+        f"has no bucket: set {PAYLOAD_BUCKET_ENV}",
+    ):
+        PayloadStore().send(sqs, queue, "tiny", always=True)
+
+
+@pytest.mark.parametrize("name", ["ExtendedPayloadSize", "SQSLargePayloadSize"])
+def test_fails_a_sender_attribute_with_the_reserved_name(
+    store: PayloadStore, sqs: Any, queue: str, name: str
+) -> None:
+    attributes = {name: {"DataType": "Number", "StringValue": "1"}}
+    with pytest.raises(PayloadSettingsError, match=f"message attribute {name} is the extended "):
+        store.send(sqs, queue, "tiny", always=True, message_attributes=attributes)
+
+
+@pytest.mark.parametrize(("count", "good"), [(9, True), (10, False)])
+def test_a_message_in_s3_carries_at_most_9_attributes_of_its_own(
+    store: PayloadStore, sqs: Any, queue: str, count: int, good: bool
+) -> None:
+    attributes = {f"a{i}": {"DataType": "String", "StringValue": "v"} for i in range(count)}
+    if good:
+        store.send(sqs, queue, "tiny", always=True, message_attributes=attributes)
+        assert len(received(sqs, queue)["MessageAttributes"]) == 10
+        return
+    with pytest.raises(
+        PayloadSettingsError,
+        match="10 message attributes on a message stored in "
+        "S3: at most 9, the size attribute takes SQS's tenth",
+    ):
+        store.send(sqs, queue, "tiny", always=True, message_attributes=attributes)

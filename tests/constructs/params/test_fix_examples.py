@@ -21,7 +21,7 @@ import pytest
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 
-from constructs_lib import ConfigurationError, ResilientQueue, RetryBackoff
+from constructs_lib import ConfigurationError, LargePayloads, ResilientQueue, RetryBackoff
 from constructs_lib.checks import QueueResilienceChecks
 from constructs_lib.params import prop_tables
 from constructs_lib.params.kinds import Choice, Flag, Kind, Number, Pair, Seconds, Whole
@@ -36,6 +36,7 @@ CALLED = {
     prop_tables.CONSUMER,
     prop_tables.DEAD_LETTER_CONSUMER,
     prop_tables.RETRY_BACKOFF,
+    prop_tables.LARGE_PAYLOADS,
     prop_tables.CHECKS,
     prop_tables.PRODUCER,
 }
@@ -52,6 +53,9 @@ def call(table: Table, arguments: dict[str, Any], fifo: bool = False) -> None:
         return
     if table is prop_tables.QUEUE:
         ResilientQueue(stack, "Orders", **({"fifo": fifo} | arguments))
+        return
+    if table is prop_tables.LARGE_PAYLOADS:
+        ResilientQueue(stack, "Orders", fifo=fifo, large_payloads=LargePayloads(**arguments))
         return
     queue = ResilientQueue(stack, "Orders", fifo=fifo)
     if table is prop_tables.PRODUCER:
@@ -126,7 +130,7 @@ def examples(fix: str, name: str) -> list[str]:
 
 def field(prop: str) -> str:
     """The argument a problem's prop stands for: ``retry_backoff.base`` -> ``base``."""
-    return prop.removeprefix("retry_backoff.")
+    return prop.removeprefix("retry_backoff.").removeprefix("large_payloads.")
 
 
 def test_examples_are_read_out_of_a_fix() -> None:

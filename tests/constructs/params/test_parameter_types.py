@@ -20,7 +20,13 @@ from aws_cdk import aws_sns as sns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib import ConfigurationError, ParameterTypeError, ResilientQueue, RetryBackoff
+from constructs_lib import (
+    ConfigurationError,
+    LargePayloads,
+    ParameterTypeError,
+    ResilientQueue,
+    RetryBackoff,
+)
 from constructs_lib.checks import QueueResilienceChecks
 from constructs_lib.params import prop_tables
 
@@ -55,6 +61,7 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "expected_traffic": {"duration", "none"},
         "fair": {"bool"},
         "existing": {"none"},
+        "large_payloads": {"none"},
     },
     "add_lambda_consumer": {
         "function": set(),
@@ -78,6 +85,13 @@ ACCEPTS: dict[str, dict[str, set[str]]] = {
         "factor": {"int", "float"},
         "cap": {"duration"},
         "jitter": {"int", "float"},
+        "layer": {"bool"},
+    },
+    # The fields of ResilientQueue's large_payloads, named large_payloads.<field>.
+    "LargePayloads": {
+        "bucket": {"none"},
+        "consumers_delete": {"bool"},
+        "margin_days": {"int"},
         "layer": {"bool"},
     },
     "add_dead_letter_consumer": {
@@ -168,6 +182,8 @@ def call(table: str, name: str, value: object) -> None:
         queue.add_lambda_consumer(**arguments)
     elif table == "RetryBackoff":
         queue.add_lambda_consumer(function, retry_backoff=RetryBackoff(**{name: value}))
+    elif table == "LargePayloads":
+        ResilientQueue(stack, "Wrong", large_payloads=LargePayloads(**{name: value}))
     elif table == "add_dead_letter_consumer":
         arguments = {"function": function, name: value}
         queue.add_dead_letter_consumer(**arguments)
@@ -211,7 +227,8 @@ def test_a_value_of_the_wrong_kind_is_our_type_error(
     # One error for every problem of the call: a ConfigurationError as well as a TypeError.
     assert isinstance(raised.value, ConfigurationError)
     assert any(p.wrong_kind for p in raised.value.problems)
-    shown = f"retry_backoff.{name}" if table == "RetryBackoff" else name
+    prefixes = {"RetryBackoff": "retry_backoff.", "LargePayloads": "large_payloads."}
+    shown = f"{prefixes.get(table, '')}{name}"
     assert f"  - {shown}=" in str(raised.value)
     assert "Fix: " in str(raised.value)
     assert raised_in(raised.value).startswith("constructs_lib.")

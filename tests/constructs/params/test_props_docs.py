@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib import ResilientQueue, RetryBackoff, limits
+from constructs_lib import LargePayloads, ResilientQueue, RetryBackoff, limits
 from constructs_lib.checks import QueueResilienceChecks
 from constructs_lib.params import prop_tables
 from tests.conftest import REPO_ROOT
@@ -21,6 +21,7 @@ CALLS: dict[str, tuple[Callable[..., Any], Any]] = {
     "ResilientQueue": (ResilientQueue.__init__, ResilientQueue.__init__),
     "add_lambda_consumer": (ResilientQueue.add_lambda_consumer, ResilientQueue.add_lambda_consumer),
     "RetryBackoff": (RetryBackoff.__init__, RetryBackoff),
+    "LargePayloads": (LargePayloads.__init__, LargePayloads),
     "add_dead_letter_consumer": (
         ResilientQueue.add_dead_letter_consumer,
         ResilientQueue.add_dead_letter_consumer,

@@ -6,8 +6,8 @@ payload is one S3 object, the body the JSON pointer ``[POINTER_CLASS, {"s3Bucket
 "s3Key": ...}]``, and the attribute ``ExtendedPayloadSize`` (older clients:
 ``SQSLargePayloadSize``) its size. As in the clients, the attribute is the signal: a body that
 only looks like a pointer, on a message without it, is a body. A consumer reads with
-``PayloadStore.wrap`` (for ``process_batch`` or Powertools) or ``resolve_batch``: a payload that
-cannot be read fails its record, never the batch. A producer sends with ``PayloadStore.send``.
+``Payloads.wrap`` (for ``process_batch`` or Powertools) or ``resolve_batch``: a payload that
+cannot be read fails its record, never the batch. A producer sends with ``Payloads.send``.
 Like ``backoff_batch`` this imports no CDK; boto3 is imported when first needed.
 """
 
@@ -44,7 +44,7 @@ LEGACY_POINTER_CLASS: Final = "com.amazon.sqs.javamessaging.MessageS3Pointer"
 # The most payload bytes read into memory for one record. The extended client stores up to 2 GB,
 # but a function holds a payload twice while it decodes it (bytes, then text) and the smallest
 # function has 128 MB (limits.FUNCTION_MEMORY_MIN_MB): 32 MiB read, 64 MiB held, leaves the handler
-# half. A function with more memory raises it with ``PayloadStore(read_max=...)``.
+# half. A function with more memory raises it with ``Payloads(read_max=...)``.
 PAYLOAD_READ_MAX: Final = 32 * 1_048_576
 
 Record = dict[str, Any]
@@ -116,7 +116,7 @@ class ResolvedBatch:
 
 
 @dataclass(frozen=True)
-class PayloadStore:
+class Payloads:
     """Where a queue's payloads live, and how they are read, written and deleted.
 
     :param bucket: the payload bucket; default none: pointers are read wherever they point, and
@@ -149,7 +149,7 @@ class PayloadStore:
     @classmethod
     def from_environment(
         cls, environment: Mapping[str, str] | None = None, **kwargs: Any
-    ) -> PayloadStore:
+    ) -> Payloads:
         """The store the construct configured (``os.environ`` by default); absent variables
         take the defaults. ``kwargs`` are the other fields (``read_max``, ``s3_client``)."""
         env = os.environ if environment is None else environment
@@ -324,7 +324,7 @@ class PayloadStore:
             raise PayloadError(
                 message_id,
                 f"payload {where} is over read_max={self.read_max} bytes ({max(size, len(payload))} "
-                "or more): raise PayloadStore(read_max=...) with the function's memory",
+                "or more): raise Payloads(read_max=...) with the function's memory",
             )
         try:
             return payload.decode()
@@ -350,19 +350,19 @@ def process_batch(
     event: Mapping[str, Any],
     handle_record: Callable[[dict[str, Any]], object],
     *,
-    store: PayloadStore | None = None,
+    payloads: Payloads | None = None,
     **backoff_arguments: Any,
 ) -> backoff_batch.BatchResponse:
-    """``backoff_batch.process_batch`` with each record resolved first (``store.wrap``): a
+    """``backoff_batch.process_batch`` with each record resolved first (``payloads.wrap``): a
     payload that cannot be read is a failed record, which waits its backoff; then the payloads
     of the processed records are deleted where the store says so (``delete_processed``).
 
-    :param store: where the payloads are; default ``PayloadStore.from_environment()``.
+    :param payloads: where the payloads are; default ``Payloads.from_environment()``.
     :param backoff_arguments: ``backoff_batch.process_batch``'s (``context``, ``backoff``, ...).
     """
-    payloads = store if store is not None else PayloadStore.from_environment()
-    response = backoff_batch.process_batch(event, payloads.wrap(handle_record), **backoff_arguments)
-    return payloads.delete_processed(event, response)
+    store = payloads if payloads is not None else Payloads.from_environment()
+    response = backoff_batch.process_batch(event, store.wrap(handle_record), **backoff_arguments)
+    return store.delete_processed(event, response)
 
 
 def _check_threshold(threshold: int) -> None:

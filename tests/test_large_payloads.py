@@ -23,8 +23,8 @@ from constructs_lib.large_payloads import (
     PAYLOAD_PREFIX_ENV,
     PAYLOAD_READ_MAX,
     PayloadError,
+    Payloads,
     PayloadSettingsError,
-    PayloadStore,
     Pointer,
     pointer_of,
 )
@@ -95,8 +95,8 @@ def bucket(s3: Any) -> Iterator[str]:
 
 
 @pytest.fixture
-def store(bucket: str, s3: Any) -> PayloadStore:
-    return PayloadStore(bucket=bucket, prefix=PREFIX, s3_client=s3)
+def store(bucket: str, s3: Any) -> Payloads:
+    return Payloads(bucket=bucket, prefix=PREFIX, s3_client=s3)
 
 
 def keys(s3: Any, bucket: str) -> list[str]:
@@ -116,7 +116,7 @@ def test_either_size_attribute_marks_a_pointer(attribute: str, kind: str) -> Non
     assert pointer_of(record) == Pointer("b", "orders/k")
 
 
-def test_a_pointer_shaped_body_without_the_attribute_is_a_body(store: PayloadStore) -> None:
+def test_a_pointer_shaped_body_without_the_attribute_is_a_body(store: Payloads) -> None:
     body = pointer_body("b", "orders/k")
     record = pointer_record("m1", body, attribute=None)
     assert pointer_of(record) is None
@@ -144,7 +144,7 @@ def test_fails_a_marked_record_whose_body_is_no_pointer(body: str) -> None:
 
 
 def test_resolve_puts_the_payload_in_the_body_and_keeps_the_rest(
-    store: PayloadStore, s3: Any, bucket: str
+    store: Payloads, s3: Any, bucket: str
 ) -> None:
     payload = '{"order": "é' + "x" * 1000 + '"}'
     s3.put_object(Bucket=bucket, Key="orders/k1", Body=payload.encode())
@@ -162,7 +162,7 @@ def test_resolve_puts_the_payload_in_the_body_and_keeps_the_rest(
 
 @pytest.mark.parametrize(("size", "fits"), [(999, True), (1000, True), (1001, False)])
 def test_read_max_bounds_a_payload(s3: Any, bucket: str, size: int, fits: bool) -> None:
-    store = PayloadStore(bucket=bucket, prefix=PREFIX, read_max=1000, s3_client=s3)
+    store = Payloads(bucket=bucket, prefix=PREFIX, read_max=1000, s3_client=s3)
     s3.put_object(Bucket=bucket, Key="orders/k", Body=b"a" * size)
     record = pointer_record("m1", pointer_body(bucket, "orders/k"))
     if fits:
@@ -171,13 +171,13 @@ def test_read_max_bounds_a_payload(s3: Any, bucket: str, size: int, fits: bool) 
         with pytest.raises(
             PayloadError,
             match=r"over read_max=1000 bytes \(1001 or more\): "
-            r"raise PayloadStore\(read_max=\.\.\.\)",
+            r"raise Payloads\(read_max=\.\.\.\)",
         ):
             store.resolve(record)
 
 
 def test_the_default_read_cap_is_32_mib() -> None:
-    assert PayloadStore().read_max == PAYLOAD_READ_MAX == 32 * 1024 * 1024
+    assert Payloads().read_max == PAYLOAD_READ_MAX == 32 * 1024 * 1024
 
 
 @pytest.mark.parametrize("read_max", [0, -1, True, 1.5, "1000"])
@@ -187,10 +187,10 @@ def test_fails_a_read_max_that_is_no_whole_number_from_1(read_max: Any) -> None:
         match=r"read_max=.* is not a whole number of bytes "
         r"from 1: pass one, or leave it out for 33554432",
     ):
-        PayloadStore(read_max=read_max)
+        Payloads(read_max=read_max)
 
 
-def test_fails_a_missing_payload_with_its_code(store: PayloadStore, bucket: str) -> None:
+def test_fails_a_missing_payload_with_its_code(store: Payloads, bucket: str) -> None:
     record = pointer_record("m1", pointer_body(bucket, "orders/gone"))
     with pytest.raises(
         PayloadError,
@@ -201,7 +201,7 @@ def test_fails_a_missing_payload_with_its_code(store: PayloadStore, bucket: str)
 
 
 def test_fails_a_payload_in_a_bucket_that_does_not_exist(s3: Any) -> None:
-    store = PayloadStore(s3_client=s3)  # no bucket configured: pointers read where they point
+    store = Payloads(s3_client=s3)  # no bucket configured: pointers read where they point
     record = pointer_record("m1", pointer_body("no-such-bucket-here", "k"))
     with pytest.raises(PayloadError, match="not read: NoSuchBucket"):
         store.resolve(record)
@@ -213,7 +213,7 @@ def test_fails_a_payload_in_a_bucket_that_does_not_exist(s3: Any) -> None:
     ids=["other-bucket", "other-prefix", "no-prefix"],
 )
 def test_fails_a_pointer_outside_the_queue_s_payloads(
-    store: PayloadStore, s3: Any, bucket: str, where: str | None, key: str
+    store: Payloads, s3: Any, bucket: str, where: str | None, key: str
 ) -> None:
     # The object exists: the store refuses it for where it is, not for being missing.
     s3.put_object(Bucket=bucket, Key=key, Body=b"x")
@@ -222,7 +222,7 @@ def test_fails_a_pointer_outside_the_queue_s_payloads(
         store.resolve(record)
 
 
-def test_fails_a_payload_that_is_not_utf8(store: PayloadStore, s3: Any, bucket: str) -> None:
+def test_fails_a_payload_that_is_not_utf8(store: Payloads, s3: Any, bucket: str) -> None:
     s3.put_object(Bucket=bucket, Key="orders/k", Body=b"\xff\xfe")
     with pytest.raises(PayloadError, match="is not UTF-8 text"):
         store.resolve(pointer_record("m1", pointer_body(bucket, "orders/k")))
@@ -231,12 +231,12 @@ def test_fails_a_payload_that_is_not_utf8(store: PayloadStore, s3: Any, bucket: 
 # --- a batch ----------------------------------------------------------------------------------
 
 
-def test_an_empty_batch_resolves_to_nothing(store: PayloadStore) -> None:
+def test_an_empty_batch_resolves_to_nothing(store: Payloads) -> None:
     resolved = store.resolve_batch({"Records": []})
     assert (resolved.records, resolved.failures) == ([], {})
 
 
-def test_a_missing_payload_fails_its_record_only(store: PayloadStore, s3: Any, bucket: str) -> None:
+def test_a_missing_payload_fails_its_record_only(store: Payloads, s3: Any, bucket: str) -> None:
     s3.put_object(Bucket=bucket, Key="orders/k1", Body=b"first")
     event = {
         "Records": [
@@ -255,7 +255,7 @@ def test_a_missing_payload_fails_its_record_only(store: PayloadStore, s3: Any, b
 
 
 def test_a_batch_whose_every_payload_is_missing_fails_every_record(
-    store: PayloadStore, bucket: str
+    store: Payloads, bucket: str
 ) -> None:
     event = {
         "Records": [pointer_record(f"m{i}", pointer_body(bucket, f"orders/{i}")) for i in range(3)]
@@ -265,7 +265,7 @@ def test_a_batch_whose_every_payload_is_missing_fails_every_record(
     assert resolved.batch_item_failures() == [{"itemIdentifier": f"m{i}"} for i in range(3)]
 
 
-def test_fifo_the_first_failure_ends_the_batch(store: PayloadStore, s3: Any, bucket: str) -> None:
+def test_fifo_the_first_failure_ends_the_batch(store: Payloads, s3: Any, bucket: str) -> None:
     s3.put_object(Bucket=bucket, Key="orders/k3", Body=b"third")
     arn = queue_arn("orders.fifo")
     event = {
@@ -290,10 +290,10 @@ def test_from_environment_reads_the_construct_s_variables(s3: Any) -> None:
         PAYLOAD_PREFIX_ENV: "orders/",
         PAYLOAD_DELETE_ENV: "true",
     }
-    assert PayloadStore.from_environment(environment, s3_client=s3) == PayloadStore(
+    assert Payloads.from_environment(environment, s3_client=s3) == Payloads(
         bucket="b", prefix="orders/", delete=True
     )
-    assert PayloadStore.from_environment({}) == PayloadStore(bucket=None, prefix="", delete=False)
+    assert Payloads.from_environment({}) == Payloads(bucket=None, prefix="", delete=False)
 
 
 @pytest.mark.parametrize("value", ["yes", "True", "1"])
@@ -303,14 +303,14 @@ def test_fails_a_delete_variable_that_is_neither_true_nor_false(value: str) -> N
         match=rf"{PAYLOAD_DELETE_ENV}='{value}' is neither "
         "'true' nor 'false': set one of them, or remove it for 'false'",
     ):
-        PayloadStore.from_environment({PAYLOAD_BUCKET_ENV: "b", PAYLOAD_DELETE_ENV: value})
+        Payloads.from_environment({PAYLOAD_BUCKET_ENV: "b", PAYLOAD_DELETE_ENV: value})
 
 
 def test_fails_delete_without_a_bucket() -> None:
     with pytest.raises(
         PayloadSettingsError, match=f"delete=True needs bucket= .*{PAYLOAD_BUCKET_ENV}"
     ):
-        PayloadStore.from_environment({PAYLOAD_DELETE_ENV: "true"})
+        Payloads.from_environment({PAYLOAD_DELETE_ENV: "true"})
 
 
 # --- deleting after success -------------------------------------------------------------------
@@ -327,7 +327,7 @@ def stored_batch(s3: Any, bucket: str, count: int) -> dict[str, Any]:
 
 
 def test_delete_processed_deletes_the_processed_payloads_only(s3: Any, bucket: str) -> None:
-    store = PayloadStore(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
+    store = Payloads(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
     event = stored_batch(s3, bucket, 3)
     response = {"batchItemFailures": [{"itemIdentifier": "m1"}]}
     assert store.delete_processed(event, response) is response
@@ -335,7 +335,7 @@ def test_delete_processed_deletes_the_processed_payloads_only(s3: Any, bucket: s
 
 
 def test_delete_processed_deletes_nothing_unless_told(
-    store: PayloadStore, s3: Any, bucket: str
+    store: Payloads, s3: Any, bucket: str
 ) -> None:
     event = stored_batch(s3, bucket, 2)
     store.delete_processed(event, {"batchItemFailures": []})
@@ -350,7 +350,7 @@ def test_delete_processed_deletes_nothing_unless_told(
 def test_delete_processed_deletes_nothing_when_lambda_would_fail_the_batch(
     s3: Any, bucket: str, response: dict[str, Any]
 ) -> None:
-    store = PayloadStore(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
+    store = Payloads(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
     event = stored_batch(s3, bucket, 2)
     store.delete_processed(event, response)
     assert keys(s3, bucket) == ["orders/k0", "orders/k1"]
@@ -360,7 +360,7 @@ def test_a_delete_that_fails_is_logged_not_raised(
     s3: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     # A bucket that does not exist: DeleteObject answers NoSuchBucket.
-    store = PayloadStore(bucket="no-such-bucket-here", prefix=PREFIX, delete=True, s3_client=s3)
+    store = Payloads(bucket="no-such-bucket-here", prefix=PREFIX, delete=True, s3_client=s3)
     event = {"Records": [pointer_record("m1", pointer_body("no-such-bucket-here", "orders/k"))]}
     with caplog.at_level(logging.WARNING, logger=large_payloads.__name__):
         assert store.delete_processed(event, {"batchItemFailures": []}) == {"batchItemFailures": []}
@@ -395,7 +395,7 @@ ATTRIBUTE_BYTES = 16
     ("extra", "offloaded"), [(-1, False), (0, False), (1, True)], ids=["below", "at", "above"]
 )
 def test_a_body_goes_to_s3_only_above_the_threshold(
-    store: PayloadStore, sqs: Any, queue: str, s3: Any, bucket: str, extra: int, offloaded: bool
+    store: Payloads, sqs: Any, queue: str, s3: Any, bucket: str, extra: int, offloaded: bool
 ) -> None:
     threshold = 2000
     body = "é" * ((threshold - ATTRIBUTE_BYTES + extra) // 2) + "x" * (
@@ -427,12 +427,12 @@ def test_a_body_goes_to_s3_only_above_the_threshold(
 def test_the_default_threshold_is_the_extended_client_s() -> None:
     import inspect
 
-    default = inspect.signature(PayloadStore.send).parameters["threshold"].default
+    default = inspect.signature(Payloads.send).parameters["threshold"].default
     assert default == limits.EXTENDED_CLIENT_THRESHOLD == 256 * 1024
 
 
 def test_always_sends_even_a_small_body_through_s3(
-    store: PayloadStore, sqs: Any, queue: str, s3: Any, bucket: str
+    store: Payloads, sqs: Any, queue: str, s3: Any, bucket: str
 ) -> None:
     store.send(sqs, queue, "tiny", always=True, legacy=True)
     message = received(sqs, queue)
@@ -454,7 +454,7 @@ def test_always_sends_even_a_small_body_through_s3(
     ],
 )
 def test_the_threshold_runs_from_0_to_sqs_s_largest_message(
-    store: PayloadStore, sqs: Any, queue: str, threshold: Any, good: bool
+    store: Payloads, sqs: Any, queue: str, threshold: Any, good: bool
 ) -> None:
     if good:
         store.send(sqs, queue, "x", threshold=threshold)
@@ -474,12 +474,12 @@ def test_fails_to_offload_without_a_bucket(sqs: Any, queue: str) -> None:
         match=f"a body of 4 bytes goes to S3, but the store "
         f"has no bucket: set {PAYLOAD_BUCKET_ENV}",
     ):
-        PayloadStore().send(sqs, queue, "tiny", always=True)
+        Payloads().send(sqs, queue, "tiny", always=True)
 
 
 @pytest.mark.parametrize("name", ["ExtendedPayloadSize", "SQSLargePayloadSize"])
 def test_fails_a_sender_attribute_with_the_reserved_name(
-    store: PayloadStore, sqs: Any, queue: str, name: str
+    store: Payloads, sqs: Any, queue: str, name: str
 ) -> None:
     attributes = {name: {"DataType": "Number", "StringValue": "1"}}
     with pytest.raises(PayloadSettingsError, match=f"message attribute {name} is the extended "):
@@ -488,7 +488,7 @@ def test_fails_a_sender_attribute_with_the_reserved_name(
 
 @pytest.mark.parametrize(("count", "good"), [(9, True), (10, False)])
 def test_a_message_in_s3_carries_at_most_9_attributes_of_its_own(
-    store: PayloadStore, sqs: Any, queue: str, count: int, good: bool
+    store: Payloads, sqs: Any, queue: str, count: int, good: bool
 ) -> None:
     attributes = {f"a{i}": {"DataType": "String", "StringValue": "v"} for i in range(count)}
     if good:

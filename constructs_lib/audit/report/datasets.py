@@ -10,7 +10,7 @@ pyarrow or any Hive-style reader takes whole (``spark.read.parquet("DIR/findings
     DIR/summary/run=20261124T101500Z.json                          the counts (from the driver)
 
 Both engines write them through ``write``, once their findings are judged and accepted. The
-ledger (``AuditResult.ledgers``, one row per queue, ``LEDGER_SCHEMA``) is small and on the
+ledger (``AuditResult.ledgers``, one row per queue, ``ledger_columns``) is small and on the
 driver: it is written from there, as one part. On
 Spark the executors write the parts themselves (``write_part`` runs inside ``mapInArrow``), with
 pyarrow for Parquet and boto3 for ``s3://`` (pyspark ships no S3 connector), so the findings
@@ -24,13 +24,14 @@ import hashlib
 import io
 import json
 import os
+import typing
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from constructs_lib.audit import optional
 from constructs_lib.audit.inputs import objects
-from constructs_lib.audit.model import Finding
+from constructs_lib.audit.model import Finding, QueueLedger
 from constructs_lib.audit.report import ledger
 
 if TYPE_CHECKING:
@@ -42,33 +43,33 @@ if TYPE_CHECKING:
 PART_SCHEMA_DDL = "path string, rows long"
 _PARQUET = "--output-dir (Parquet)"
 
-# The ledger dataset's columns and their types, declared (never inferred from the rows: a
-# column whose every value is null would have no type): ``rank`` (1 first, the most messages
-# lost), then every field of ``QueueLedger`` in its order. Figures are doubles, null where a
-# metric they need had no data point; ``empty_receive_cost`` is US dollars.
-LEDGER_SCHEMA: tuple[tuple[str, str], ...] = (
-    ("rank", "int32"),
-    ("uid", "string"),
-    ("file", "string"),
-    ("stack", "string"),
-    ("logical_id", "string"),
-    ("account", "string"),
-    ("region", "string"),
-    ("name", "string"),
-    ("fifo", "bool"),
-    ("sent", "float64"),
-    ("deleted", "float64"),
-    ("received", "float64"),
-    ("empty_receives", "float64"),
-    ("backlog_change", "float64"),
-    ("unprocessed", "float64"),
-    ("dead_lettered", "float64"),
-    ("expired", "float64"),
-    ("split_estimated", "bool"),
-    ("extra_deliveries", "float64"),
-    ("empty_receive_cost", "float64"),
-    ("explained_by", "list<string>"),
-)
+# How the ledger dataset stores each kind of field of ``QueueLedger``: its columns are declared
+# by the row type, never inferred from the rows (a column whose every value is null in a run
+# would have no type). Figures are doubles, null where a metric they need had no data point;
+# ``empty_receive_cost`` is US dollars.
+_LEDGER_TYPES: dict[Any, str] = {
+    str: "string",
+    bool: "bool",
+    int: "int64",
+    float | None: "float64",
+    tuple[str, ...]: "list<string>",
+}
+
+
+def ledger_columns() -> tuple[tuple[str, str], ...]:
+    """The ledger dataset's columns and their types: ``rank`` (1 first, the most messages
+    lost), then every field of ``QueueLedger`` in its order."""
+    hints = typing.get_type_hints(QueueLedger)
+    unknown = [name for name in QueueLedger._fields if hints[name] not in _LEDGER_TYPES]
+    if unknown:
+        raise TypeError(
+            f"QueueLedger fields {unknown} have types the ledger dataset does not store "
+            f"({[str(hints[name]) for name in unknown]}); add them to _LEDGER_TYPES"
+        )
+    return (
+        ("rank", "int32"),
+        *((name, _LEDGER_TYPES[hints[name]]) for name in QueueLedger._fields),
+    )
 
 
 def run_id(now: datetime | None = None) -> str:
@@ -131,16 +132,17 @@ def write(result: AuditResult, base: str, parts: PartsWriter | None = None) -> s
 
 
 def ledger_schema() -> Any:
-    """``LEDGER_SCHEMA`` as a pyarrow schema."""
+    """``ledger_columns`` as a pyarrow schema."""
     pa = optional.require("pyarrow", _PARQUET)
     types = {
         "int32": pa.int32(),
+        "int64": pa.int64(),
         "string": pa.string(),
         "bool": pa.bool_(),
         "float64": pa.float64(),
         "list<string>": pa.list_(pa.string()),
     }
-    return pa.schema([(name, types[kind]) for name, kind in LEDGER_SCHEMA])
+    return pa.schema([(name, types[kind]) for name, kind in ledger_columns()])
 
 
 def _write_ledger(result: AuditResult, root: str, run: str) -> None:

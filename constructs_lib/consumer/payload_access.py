@@ -43,7 +43,10 @@ class PayloadAccess:
         """Grant, set the environment and add the layer (call once the consumer's checks
         passed)."""
         shown = self.function
-        payload_grants.grant_read(self.store, self.function, self.delete, shown)
+        if self.function.role is None and self.settable is None:
+            payload_grants.warn_without_role(self.store, self.function, self.delete, shown)
+        else:
+            payload_grants.grant_read(self.store, self.function, self.delete, shown)
         payload_grants.set_environment(
             self.settable, shown, payload_grants.consumer_environment(self.store, self.delete)
         )

@@ -61,6 +61,25 @@ def grant_read(
     )
 
 
+def warn_without_role(
+    store: PayloadStore, function: IConstruct, delete: bool, shown: IConstruct
+) -> None:
+    """A function imported without its role cannot be granted anything here (CDK's event
+    source warns the same for the queue): a warning holding the statement its role needs."""
+    actions = limits.S3_PAYLOAD_READ_ACTIONS + (limits.S3_PAYLOAD_DELETE_ACTIONS if delete else ())
+    grants.warn_statement(
+        shown,
+        "payloadGrantNotAdded",
+        f"large_payloads: {naming.display(function)} was imported without its role, so it "
+        "cannot be granted its queue's payloads; add this statement to its role's policy",
+        iam.PolicyStatement(
+            actions=list(actions),
+            resources=[store.bucket.arn_for_objects(f"{store.prefix}*")],
+            conditions=TLS_ONLY,
+        ),
+    )
+
+
 def _grant(
     store: PayloadStore,
     grantee: iam.IGrantable,

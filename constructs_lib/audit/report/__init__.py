@@ -3,7 +3,8 @@
 One module per format; ``summary`` holds what they share (report order, the listing the human
 formats show, the counts, the exit status). The human formats (table, Markdown, HTML) lead with
 the fleet view (``fleet``), counted in the same pass over the findings that picks the ones they
-list."""
+list. With ``--metrics`` every format carries the ledger (``ledger``: what each queue lost and
+spent), and the findings of the queues that lost most come first."""
 
 from __future__ import annotations
 

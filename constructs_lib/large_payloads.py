@@ -214,10 +214,10 @@ class Payloads:
 
         @functools.wraps(handle_record)
         def resolved(record: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(record, Mapping):
+            raw = getattr(record, "raw_event", None)  # Powertools' data classes wrap the dict
+            if raw is None:
                 return handle_record(self.resolve(record), *args, **kwargs)
-            # Powertools' data classes wrap the record's dict (DictWrapper.raw_event).
-            return handle_record(type(record)(self.resolve(record.raw_event)), *args, **kwargs)
+            return handle_record(type(record)(self.resolve(raw)), *args, **kwargs)
 
         return resolved  # type: ignore[return-value]
 

@@ -13,6 +13,7 @@ recipe (``Payloads.wrap``, ``apply_backoff``, ``Payloads.delete_processed``).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 import uuid
@@ -33,6 +34,7 @@ from constructs_lib import large_payloads
 from constructs_lib.backoff import Backoff
 from constructs_lib.backoff_batch import apply_backoff
 from constructs_lib.large_payloads import Payloads
+from tests.conftest import REPO_ROOT
 from tests.support.s3server import S3Server, s3_server  # noqa: F401  (fixture)
 from tests.support.sqs_events import event_of
 
@@ -376,3 +378,88 @@ def test_fifo_the_first_failed_payload_ends_the_batch(
     # The second failed; the third, of another group, was not started and is reported too.
     assert seen == ["first"]
     assert failed == {ids[1], ids[2]}
+
+
+# --- the docs' examples -----------------------------------------------------------------------
+
+DOCS_HANDLERS = REPO_ROOT / "docs" / "examples" / "handlers"
+
+
+def load_example(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(
+        f"docs_example_{name}", DOCS_HANDLERS / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
+
+
+@pytest.fixture
+def function_environment(bucket: str, monkeypatch: pytest.MonkeyPatch) -> Payloads:
+    """What the construct writes into a consumer's environment: the bucket, the prefix, delete,
+    and a backoff schedule."""
+    for name, value in {
+        large_payloads.PAYLOAD_BUCKET_ENV: bucket,
+        large_payloads.PAYLOAD_PREFIX_ENV: "orders/",
+        large_payloads.PAYLOAD_DELETE_ENV: "true",
+        **SCHEDULE.to_environment(),
+    }.items():
+        monkeypatch.setenv(name, value)
+    return Payloads.from_environment()
+
+
+@pytest.mark.parametrize("name", ["large_payloads_handler", "large_payloads_powertools"])
+def test_docs_consumer_examples_read_payloads_and_fail_only_what_they_cannot(
+    name: str, sqs: Any, s3: Any, bucket: str, queue: Any, function_environment: Payloads
+) -> None:
+    url, arn = queue()
+    payloads = function_environment
+    good = {"order_id": "o-1", "lines": ["x" * LARGE]}
+    good_id = extended_client(bucket).send_message(
+        QueueUrl=url, MessageBody=json.dumps(good), MessageAttributes=prefixed(payloads)
+    )["MessageId"]
+    bad_id, bad_key = send_stored(
+        payloads, sqs, s3, url, json.dumps({"order_id": "o-2", "lines": []})
+    )
+    lost_id, lost_key = send_stored(
+        payloads, sqs, s3, url, json.dumps({"order_id": "o-3", "lines": [1]})
+    )
+    s3.delete_object(Bucket=bucket, Key=lost_key)
+    messages: list[dict[str, Any]] = []
+    while len(messages) < 3:
+        batch = receive(sqs, url)
+        assert batch, "the orders did not arrive"
+        messages += batch
+
+    response = load_example(name).handler(event_of(messages, arn), None)
+
+    assert {item["itemIdentifier"] for item in response["batchItemFailures"]} == {bad_id, lost_id}
+    # The good order's payload was deleted; the failed one's stays for its next receive.
+    assert keys(s3, bucket) == [bad_key]
+    assert good_id not in {item["itemIdentifier"] for item in response["batchItemFailures"]}
+
+
+def test_docs_producer_example_sends_what_the_extended_client_reads(
+    sqs: Any,
+    s3: Any,
+    bucket: str,
+    queue: Any,
+    function_environment: Payloads,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, _ = queue()
+    monkeypatch.setenv("ORDERS_QUEUE_URL", url)
+    order = {"order_id": "o-1", "lines": ["x" * LARGE]}
+
+    answer = load_example("large_payloads_producer").handler({"order": order}, None)
+
+    [key] = keys(s3, bucket)  # the order went through S3, under the queue's prefix
+    assert key.startswith("orders/")
+
+    client = extended_client(bucket)
+    [message] = client.receive_message(
+        QueueUrl=url, MessageAttributeNames=["All"], WaitTimeSeconds=1
+    )["Messages"]
+    assert message["MessageId"] == answer["messageId"]
+    assert json.loads(message["Body"]) == order

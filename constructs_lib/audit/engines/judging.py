@@ -1,5 +1,6 @@
 """What both engines judge with, whatever carries the rows: a template on its own (its notes,
-an unreadable file), one queue's context (the rules), and a reference that matched nothing.
+an unreadable file), one queue's context (the rules, and with metrics its ledger), and a
+reference that matched nothing.
 
 The local engine (``local.py``) calls these over dictionaries, the Spark engine (``spark/``)
 inside its Python passes on the executors, so their findings are the same.
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 from constructs_lib.audit import model, rules
 from constructs_lib.audit.accept import suppressions
-from constructs_lib.audit.model import EdgeRow, Finding, ResourceRow
+from constructs_lib.audit.metrics import ledger
+from constructs_lib.audit.model import EdgeRow, Finding, QueueLedger, ResourceRow
 from constructs_lib.audit.parse import pipeline as templates
 from constructs_lib.audit.parse.positions import locate, locate_all, row_source
 
@@ -51,11 +53,24 @@ def template_findings(parsed: model.ParsedTemplate) -> list[Finding]:
 
 def evaluate_group(queue_uid: str, group: list[tuple[str, str, ResourceRow]]) -> list[Finding]:
     """The findings of one queue's context, each placed where its resource is written."""
+    return judge_group(queue_uid, group)[0]
+
+
+def judge_group(
+    queue_uid: str, group: list[tuple[str, str, ResourceRow]]
+) -> tuple[list[Finding], QueueLedger | None]:
+    """``evaluate_group``'s findings and the queue's ledger from the same context (None for a
+    queue without series of its own: ``ledger.of_context``), explained by those findings' rules.
+    Both engines call this where they judge a context; ``ledger.ranked`` finishes the ledgers."""
     context = model.build_context(queue_uid, group)
     if context is None:
-        return []
+        return [], None
     rows = {(row.file, row.logical_id): row for _, _, row in group}
-    return locate_all(rules.evaluate(context), rows)
+    findings = locate_all(rules.evaluate(context), rows)
+    found = (
+        None if not context.observed else ledger.of_context(context, {f.rule_id for f in findings})
+    )
+    return findings, found
 
 
 def unresolved_edge_finding(source: ResourceRow, edge: EdgeRow) -> Finding:

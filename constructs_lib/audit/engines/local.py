@@ -17,14 +17,14 @@ from constructs_lib.audit.accept.apply import NONE as NO_ACCEPTANCE
 from constructs_lib.audit.accept.apply import Acceptance
 from constructs_lib.audit.accept.apply import apply as accept
 from constructs_lib.audit.engines.judging import (
-    evaluate_group,
+    judge_group,
     template_findings,
     unresolved_edge_finding,
 )
 from constructs_lib.audit.engines.request import AuditInputs, AuditOptions
 from constructs_lib.audit.inputs import deployed as deployed_stacks
 from constructs_lib.audit.inputs import discovery
-from constructs_lib.audit.metrics import observations
+from constructs_lib.audit.metrics import ledger, observations
 from constructs_lib.audit.model import AuditResult, Finding
 from constructs_lib.audit.parse import isolation
 from constructs_lib.audit.parse.parameters import Overrides
@@ -39,7 +39,8 @@ def audit_parsed(
     parsed: list[model.ParsedTemplate], metrics: observations.Metrics | None = None
 ) -> AuditResult:
     """Resolve and evaluate templates already parsed; with ``metrics``, each queue's context
-    also holds what was observed of it (``observations.py``)."""
+    also holds what was observed of it (``observations.py``), and the result each observed
+    queue's ledger, ranked (``metrics/ledger.py``)."""
     started = time.perf_counter()
     resources = {r.uid: r for p in parsed for r in p.resources}
     resolved, missing = resolve(
@@ -55,7 +56,12 @@ def audit_parsed(
             groups[queue_uid] += observations.for_group(metrics, groups[queue_uid])
             with_metrics += observations.observed(metrics, resources[queue_uid])
     resolved_at = time.perf_counter()
-    findings = [f for q in queue_uids for f in evaluate_group(q, groups[q])]
+    findings: list[Finding] = []
+    ledgers: list[model.QueueLedger] = []
+    for queue_uid in queue_uids:
+        judged, queue_ledger = judge_group(queue_uid, groups[queue_uid])
+        findings += judged
+        ledgers += [] if queue_ledger is None else [queue_ledger]
     findings += [unresolved_edge_finding(resources[e.from_uid], e) for e in missing]
     findings += [f for p in parsed for f in template_findings(p)]
     files = [p.file for p in parsed]
@@ -69,6 +75,7 @@ def audit_parsed(
         metrics=None
         if metrics is None
         else observations.summary(metrics, with_metrics, len(queue_uids)),
+        ledgers=ledger.ranked(ledgers),
     )
 
 

@@ -3,8 +3,9 @@
 A series names its resource by account, region and the one dimension CloudWatch publishes it
 by (``QueueName`` in AWS/SQS, ``FunctionName`` in AWS/Lambda); a deployed resource carries its
 ARN (``model.PHYSICAL``), which holds the same three. A queue's context receives the series of
-the queue itself and of its consumer functions (the rules of ``rules/behaviour.py`` read no
-others), and the metrics input's coverage of the queue's account and region. A resource known
+the queue itself, of its dead-letter queues (its ledger's, ``ledger.py``) and of its consumer
+functions (the rules of ``rules/behaviour.py`` read the queue's and the functions'), and the
+metrics input's coverage of the queue's account and region. A resource known
 only from a template file has no ARN and gets no series: its queue is judged without metrics.
 
 Both engines call ``for_group``: the local one over dictionaries, the Spark one on the
@@ -27,8 +28,9 @@ if TYPE_CHECKING:  # pyarrow, which reading metrics needs, is an extra
 
 SQS_NAMESPACE = "AWS/SQS"
 LAMBDA_NAMESPACE = "AWS/Lambda"
-# Members whose series a context receives: the queue and its consumer functions.
-OBSERVED_MEMBERS = frozenset({model.MEMBER_QUEUE, model.MEMBER_FUNCTION})
+# Members whose series a context receives: the queue, its dead-letter queues (what the queue's
+# ledger counts as dead-lettered, ``ledger.py``) and its consumer functions.
+OBSERVED_MEMBERS = frozenset({model.MEMBER_QUEUE, model.MEMBER_DLQ, model.MEMBER_FUNCTION})
 
 # (account, region, namespace, dimension value)
 SeriesKey = tuple[str, str, str, str]
@@ -90,8 +92,8 @@ def for_group(
     metrics: Metrics, group: Sequence[tuple[str, str, ResourceRow]]
 ) -> list[tuple[str, str, ResourceRow]]:
     """The observed members to add to one queue's context (``(member, detail, row)`` triples,
-    as ``model.build_context`` reads them): each series of the queue and of its consumer
-    functions, and the coverage of the queue's account and region."""
+    as ``model.build_context`` reads them): each series of the queue, of its dead-letter queues
+    and of its consumer functions, and the coverage of the queue's account and region."""
     added: list[tuple[str, str, ResourceRow]] = []
     for member, _detail, row in group:
         if member not in OBSERVED_MEMBERS:

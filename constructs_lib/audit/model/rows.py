@@ -78,6 +78,11 @@ class QueueLedger(NamedTuple):
     empty_receive_cost: float | None  # US dollars
     # rule ids of this queue's findings that explain a figure (QR030 for extra deliveries)
     explained_by: tuple[str, ...] = ()
+    # the uid of the dead-letter queue whose figures give ``dead_lettered`` ("" without one)
+    dead_letter_queue: str = ""
+    # queues and services that send their failures to this queue (0 for a queue that is no
+    # dead-letter queue): above 1, its arrivals are shared among them, an estimate
+    dead_letter_sources: int = 0
 
 
 class FileRow(NamedTuple):

@@ -45,7 +45,7 @@ def test_arn_keys_follow_the_dimension_cloudwatch_publishes_by() -> None:
         assert observations.arn_key(other) is None
 
 
-def test_a_context_receives_its_queue_and_functions_series_and_the_coverage() -> None:
+def test_a_context_receives_its_queue_dlq_and_functions_series_and_the_coverage() -> None:
     metrics = observations.Metrics.of(
         [
             _series("AWS/SQS", "orders", "ApproximateAgeOfOldestMessage"),
@@ -68,6 +68,7 @@ def test_a_context_receives_its_queue_and_functions_series_and_the_coverage() ->
     context = model.build_context("q", group + observations.for_group(metrics, group))
     assert context is not None
     assert sorted((uid, s.metric) for uid, s in context.observed) == [
+        ("d", "ApproximateNumberOfMessagesVisible"),  # its ledger's dead letters
         ("f", "Duration"),
         ("q", "ApproximateAgeOfOldestMessage"),
         ("q", "NumberOfMessagesSent"),
@@ -75,7 +76,9 @@ def test_a_context_receives_its_queue_and_functions_series_and_the_coverage() ->
     assert context.series("q", "NumberOfMessagesSent") == _series(
         "AWS/SQS", "orders", "NumberOfMessagesSent"
     )
-    assert context.series("d", "ApproximateNumberOfMessagesVisible") is None  # its own context
+    assert context.series("d", "ApproximateNumberOfMessagesVisible") == _series(
+        "AWS/SQS", "orders-dlq", "ApproximateNumberOfMessagesVisible"
+    )
     assert context.coverage == CoverageRow(ACCOUNT, REGION, 0, 14 * DAY_MS)
     assert observations.observed(metrics, queue) and not observations.observed(
         metrics, _row("x", model.QUEUE, f"arn:aws:sqs:{REGION}:{ACCOUNT}:other")

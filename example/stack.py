@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from constructs_lib import ResilientQueue, RetryBackoff
+from constructs_lib import LargePayloads, ResilientQueue, RetryBackoff
 
 HANDLERS = Path(__file__).parent / "handlers"
 
@@ -44,7 +44,8 @@ class PipelinesStack(Stack):
 
     Orders arrive from an SNS topic; a provisioned-mode consumer processes them, and a second
     function records the orders that end in the dead-letter queue. Payments' dead letters stay
-    in their queue for an operator, whose role may redrive them to the source.
+    in their queue for an operator, whose role may redrive them to the source; their bodies may
+    exceed SQS's 1 MiB, stored in S3 (``large_payloads``).
     """
 
     def __init__(self, scope: Construct, construct_id: str, **kwargs: object) -> None:
@@ -134,6 +135,11 @@ class PipelinesStack(Stack):
             encryption_key=key,
             alarm_actions=alarm_actions,
             ok_actions=alarm_actions,
+            # Bodies above SQS's 1 MiB (a payment with its documents) go to a bucket encrypted
+            # with the same key, under "payments.fifo/", kept 4 + 14 + 1 days: a FIFO DLQ
+            # restarts a message's clock. The consumer reads and deletes there, the redrive
+            # operator reads (docs/large-payloads.md).
+            large_payloads=LargePayloads(),
         )
         payments.add_lambda_consumer(
             self._function("PaymentsHandler", "payments.handler", Duration.seconds(20), key),

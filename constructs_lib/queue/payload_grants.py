@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Annotations
+from aws_cdk import Acknowledgment, Annotations, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from constructs import IConstruct
+from aws_cdk import aws_s3 as s3
+from constructs import Construct, IConstruct
 
 from constructs_lib import limits
 from constructs_lib.large_payloads import PAYLOAD_BUCKET_ENV, PAYLOAD_DELETE_ENV, PAYLOAD_PREFIX_ENV
@@ -95,12 +96,38 @@ def _grant(
         resource=store.bucket,
         conditions=TLS_ONLY,
     )
+    _acknowledge_prefix(store, grantee)
     if store.key is None:
         return grant
     key_grant = grants.grant_key_via_sqs(
         store.key, grantee, key_actions, warn_on, purpose, service=limits.S3_VIA_SERVICE
     )
     return grant.combine(key_grant)
+
+
+def _acknowledge_prefix(store: PayloadStore, grantee: iam.IGrantable) -> None:
+    """cdk-nag's AwsSolutions-IAM5 flags the prefix's wildcard, which is the grant itself (a
+    payload's key is new for every message): acknowledged on the principal for exactly that
+    resource, as cdk-nag names it, when the bucket is defined in the principal's stack."""
+    bucket = store.bucket
+    # The statement lands in the principal's policy (a function's is its role's), which need
+    # not be a child of the grantee: the acknowledgment goes on the principal.
+    principal = grantee.grant_principal
+    if not isinstance(principal, Construct) or not isinstance(bucket, s3.Bucket):
+        return
+    stack = Stack.of(bucket)
+    if Stack.of(principal) is not stack:
+        return
+    cfn = bucket.node.default_child
+    assert isinstance(cfn, s3.CfnBucket)
+    resource = f"<{stack.get_logical_id(cfn)}.Arn>/{store.prefix}*"
+    Validations.of(principal).acknowledge(
+        Acknowledgment(
+            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]",
+            reason="Payload keys are new for every message: the grant is the queue's prefix "
+            "in its payload bucket, nothing wider.",
+        )
+    )
 
 
 def consumer_environment(store: PayloadStore, delete: bool) -> dict[str, str]:

@@ -21,9 +21,11 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from constructs_lib import backoff_batch, limits
+from constructs_lib.backoff_batch import Record, ResponseT
+from constructs_lib.time_budget import HandlerT
 
 logger = logging.getLogger(__name__)
 
@@ -41,15 +43,10 @@ LEGACY_SIZE_ATTRIBUTE: Final = "SQSLargePayloadSize"
 POINTER_CLASS: Final = "software.amazon.payloadoffloading.PayloadS3Pointer"
 LEGACY_POINTER_CLASS: Final = "com.amazon.sqs.javamessaging.MessageS3Pointer"
 
-# The most payload bytes read into memory for one record. The extended client stores up to 2 GB,
-# but a function holds a payload twice while it decodes it (bytes, then text) and the smallest
-# function has 128 MB (limits.FUNCTION_MEMORY_MIN_MB): 32 MiB read, 64 MiB held, leaves the handler
-# half. A function with more memory raises it with ``Payloads(read_max=...)``.
+# The most bytes read for one payload. The extended client stores up to 2 GB, but a function
+# holds a payload twice while decoding it (bytes, then text) and may have only 128 MB
+# (limits.FUNCTION_MEMORY_MIN_MB): 32 MiB read, 64 MiB held, leave the handler half.
 PAYLOAD_READ_MAX: Final = 32 * 1_048_576
-
-Record = dict[str, Any]
-HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
-ResponseT = TypeVar("ResponseT", bound=Mapping[str, object])
 
 
 class PayloadError(Exception):
@@ -61,7 +58,7 @@ class PayloadError(Exception):
 
 
 class PayloadSettingsError(ValueError):
-    """A setting of the store (an argument or an environment variable) out of its range."""
+    """A setting (an argument or an environment variable) out of its range."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,6 @@ def pointer_of(record: Mapping[str, Any]) -> Pointer | None:
     attributes = record.get("messageAttributes") or {}
     if SIZE_ATTRIBUTE not in attributes and LEGACY_SIZE_ATTRIBUTE not in attributes:
         return None
-    message_id = str(record.get("messageId", "?"))
     try:
         kind, where = json.loads(record.get("body") or "")
         bucket, key = where["s3BucketName"], where["s3Key"]
@@ -95,7 +91,7 @@ def pointer_of(record: Mapping[str, Any]) -> Pointer | None:
         valid = False
     if not valid:
         raise PayloadError(
-            message_id,
+            str(record.get("messageId", "?")),
             f"the body {str(record.get('body'))[:200]!r} is no extended client pointer "
             f'[{POINTER_CLASS!r}, {{"s3BucketName": ..., "s3Key": ...}}]: fix the sender',
         )
@@ -127,8 +123,7 @@ class Payloads:
     :param delete: whether ``delete_processed`` deletes the payloads of processed messages;
         default false.
     :param read_max: the most bytes read for one payload; default ``PAYLOAD_READ_MAX`` (32 MiB).
-    :param s3_client: a boto3 S3 client; default one made when first needed (boto3's endpoint
-        choice, so ``AWS_ENDPOINT_URL`` applies).
+    :param s3_client: a boto3 S3 client; default one made when first needed.
     """
 
     bucket: str | None = None
@@ -215,6 +210,11 @@ class Payloads:
         @functools.wraps(handle_record)
         def resolved(record: Any, *args: Any, **kwargs: Any) -> Any:
             raw = getattr(record, "raw_event", None)  # Powertools' data classes wrap the dict
+            if raw is None and not isinstance(record, Mapping):
+                raise TypeError(
+                    f"Payloads.wrap takes an SQS record as a dict or Powertools' SQSRecord, not "
+                    f"{type(record).__name__}: build the batch processor without model="
+                )
             if raw is None:
                 return handle_record(self.resolve(record), *args, **kwargs)
             return handle_record(type(record)(self.resolve(raw)), *args, **kwargs)
@@ -332,7 +332,11 @@ class Payloads:
             raise PayloadError(message_id, f"payload {where} is not UTF-8 text: {error}") from None
 
     def _s3(self) -> Any:
-        return self.s3_client if self.s3_client is not None else _default_s3_client()
+        if self.s3_client is not None:
+            return self.s3_client
+        return _s3_client_for(
+            tuple(os.environ.get(n) for n in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"))
+        )
 
 
 def message_size(body: str, attributes: Mapping[str, Mapping[str, Any]]) -> int:
@@ -392,9 +396,3 @@ def _check_attributes(attributes: Mapping[str, Any]) -> None:
 def _s3_client_for(endpoints: tuple[str | None, ...]) -> Any:
     # One client per configured endpoint, kept across invocations of a warm function.
     return importlib.import_module("boto3").session.Session().client("s3")
-
-
-def _default_s3_client() -> Any:
-    return _s3_client_for(
-        tuple(os.environ.get(n) for n in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"))
-    )

@@ -501,3 +501,13 @@ def test_a_message_in_s3_carries_at_most_9_attributes_of_its_own(
         "S3: at most 9, the size attribute takes SQS's tenth",
     ):
         store.send(sqs, queue, "tiny", always=True, message_attributes=attributes)
+
+
+def test_wrap_refuses_what_is_no_sqs_record() -> None:
+    wrapped = Payloads().wrap(lambda record: None)
+    with pytest.raises(
+        TypeError,
+        match=r"Payloads\.wrap takes an SQS record as a dict or Powertools' SQSRecord, not "
+        "int: build the batch processor without model=",
+    ):
+        wrapped(3)

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -511,3 +515,27 @@ def test_wrap_refuses_what_is_no_sqs_record() -> None:
         "int: build the batch processor without model=",
     ):
         wrapped(3)
+
+
+def test_the_layer_s_files_alone_import_the_module_without_cdk_or_boto3(tmp_path: Path) -> None:
+    """The consumers' layer holds ``PAYLOAD_RUNTIME_FILES``; a Python without site-packages
+    (``-S``: no aws-cdk-lib, no boto3) imports the module from those files alone."""
+    from constructs_lib.consumer.backoff_layer import PAYLOAD_RUNTIME_FILES  # imports CDK
+
+    package = Path(large_payloads.__file__).parent
+    layer = tmp_path / "python" / "constructs_lib"
+    layer.mkdir(parents=True)
+    for name in PAYLOAD_RUNTIME_FILES:
+        shutil.copy(package / name, layer / name)
+    script = (
+        f"import sys; sys.path.insert(0, {str(layer.parent)!r})\n"
+        "import constructs_lib.large_payloads\n"
+        "print('\\n'.join(sys.modules))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-S", "-c", script], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    loaded = set(completed.stdout.split())
+    assert "constructs_lib.large_payloads" in loaded
+    assert not {name.split(".")[0] for name in loaded} & {"aws_cdk", "jsii", "constructs", "boto3"}

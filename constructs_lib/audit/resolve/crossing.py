@@ -17,10 +17,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from constructs_lib.audit.engines.judging import evaluate_group, unresolved_edge_finding
+from constructs_lib.audit.engines.judging import judge_group, unresolved_edge_finding
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.metrics.observations import Metrics
-from constructs_lib.audit.model import EdgeRow, ExportRow, Finding, KeyRow, ResourceRow
+from constructs_lib.audit.model import EdgeRow, ExportRow, Finding, KeyRow, QueueLedger, ResourceRow
 from constructs_lib.audit.resolve.graph import contexts, resolve
 from constructs_lib.audit.resolve.within_template import NAMES
 
@@ -107,17 +107,32 @@ def judge_remainder(
     """The findings of the ``remainder`` queues over the involved templates' rows (their
     resources, keys and every edge, resolved or not where they were parsed), and those of the
     references among them that match nothing."""
+    return judged_remainder(remainder, resources, keys, edges, exports, metrics)[0]
+
+
+def judged_remainder(
+    remainder: Iterable[str],
+    resources: Iterable[ResourceRow],
+    keys: Iterable[KeyRow],
+    edges: Iterable[EdgeRow],
+    exports: Iterable[ExportRow],
+    metrics: Metrics | None = None,
+) -> tuple[list[Finding], list[QueueLedger]]:
+    """``judge_remainder``'s findings, and with ``metrics`` the ledgers of those queues."""
     by_uid = {r.uid: r for r in resources}
     resolved, missing = resolve(edges, keys, exports)
     queues = sorted(remainder)
     groups = contexts(queues, resolved, by_uid)
     found: list[Finding] = []
+    ledgers: list[QueueLedger] = []
     for queue in queues:
         group = groups[queue]
         if metrics is not None:
             group = group + observations.for_group(metrics, group)
-        found += evaluate_group(queue, group)
+        findings, ledger = judge_group(queue, group)
+        found += findings
+        ledgers += [] if ledger is None else [ledger]
     found += [
         unresolved_edge_finding(by_uid[e.from_uid], e) for e in missing if e.from_uid in by_uid
     ]
-    return found
+    return found, ledgers

@@ -24,10 +24,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from constructs_lib.audit import model
-from constructs_lib.audit.engines.judging import evaluate_group, unresolved_edge_finding
+from constructs_lib.audit.engines.judging import judge_group, unresolved_edge_finding
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.metrics.observations import Metrics
-from constructs_lib.audit.model import EdgeRow, Finding, ResolvedEdge, ResourceRow
+from constructs_lib.audit.model import EdgeRow, Finding, QueueLedger, ResolvedEdge, ResourceRow
 from constructs_lib.audit.resolve.graph import members
 
 NEVER_RESOLVES = model.NEVER_RESOLVES
@@ -58,6 +58,8 @@ class WithinTemplate:
     pending: list[str] = field(default_factory=list)
     # QR900 of references that can never resolve
     unresolved: list[Finding] = field(default_factory=list)
+    # with metrics: the ledgers of the queues judged here that have series of their own
+    ledgers: list[QueueLedger] = field(default_factory=list)
 
 
 def _is_local(key: str) -> bool:
@@ -134,7 +136,9 @@ def _judge_queues(
         group = groups[queue]
         if metrics is not None:
             group = group + observations.for_group(metrics, group)
-        out.judged += [(queue, finding) for finding in evaluate_group(queue, group)]
+        findings, ledger = judge_group(queue, group)
+        out.judged += [(queue, finding) for finding in findings]
+        out.ledgers += [] if ledger is None else [ledger]
         owns = {k for uid in needed for k in keys_of[uid]} & owned
         names = {k for uid in needed for k in edge_keys[uid]} & named
         out.exposure += sorted(

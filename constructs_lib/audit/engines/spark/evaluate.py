@@ -21,7 +21,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from constructs_lib.audit import model
-from constructs_lib.audit.engines.judging import evaluate_group, unresolved_edge_finding
+from constructs_lib.audit.engines.judging import (
+    evaluate_group,
+    judge_group,
+    unresolved_edge_finding,
+)
 from constructs_lib.audit.engines.spark.resolve import (
     evaluation_rows,
     members,
@@ -33,17 +37,21 @@ from constructs_lib.audit.engines.spark.schemas import (
     EDGE_COLUMNS,
     FINDING_FIELDS,
     FINDING_SCHEMA,
+    LEDGER_SCHEMA,
     ROW_SCHEMAS,
     UNRESOLVED,
     RowKind,
+    arrow_batch,
     collected,
     findings_batch,
     findings_frame,
+    ledger_frame,
+    ledger_text,
     narrow,
 )
 from constructs_lib.audit.metrics import observations
 from constructs_lib.audit.metrics.observations import Metrics
-from constructs_lib.audit.model import EdgeRow, ExportRow, Finding, KeyRow, ResourceRow
+from constructs_lib.audit.model import EdgeRow, ExportRow, Finding, KeyRow, QueueLedger, ResourceRow
 from constructs_lib.audit.resolve import crossing
 
 # The kinds of row the join stage reads: what each template left to it, and the rows of the
@@ -59,17 +67,14 @@ JOINED_KINDS = (RowKind.RESOURCE, RowKind.KEY, RowKind.EDGE, RowKind.INNER)
 DRIVER_JOIN_BYTES = 64 * 2**20
 
 
-def _judge(queue_uid: str, group: list[Any], metrics: Metrics | None) -> list[Finding]:
-    if metrics is not None:
-        group = group + observations.for_group(metrics, group)
-    return evaluate_group(queue_uid, group)
+def _with_metrics(group: list[Any], metrics: Metrics | None) -> list[Any]:
+    return group if metrics is None else group + observations.for_group(metrics, group)
 
 
-def _evaluate_batches(batches: Iterable[Any], metrics: Metrics | None = None) -> Iterator[Any]:
-    """Sorted evaluation rows -> findings. A queue's members are consecutive (they may span two
-    batches), so each context is judged once its last member has been seen. ``metrics``, the
-    aggregated series (one row per series, shipped with the task), adds what was observed."""
-    found: list[Finding] = []
+def _grouped(batches: Iterable[Any]) -> Iterator[tuple[str | None, Any]]:
+    """Sorted evaluation rows -> (queue uid, its members) for each context once its last member
+    has been seen (a queue's members are consecutive; they may span two batches), and
+    (None, (resource, edge)) for each reference that matched nothing."""
     queue_uid: str | None = None
     group: list[tuple[str, str, ResourceRow]] = []
     for batch in batches:
@@ -77,21 +82,46 @@ def _evaluate_batches(batches: Iterable[Any], metrics: Metrics | None = None) ->
         for i in range(batch.num_rows):
             resource = ResourceRow(*(columns[c][i] for c in ResourceRow._fields))
             if columns["member"][i] == UNRESOLVED:
-                edge = EdgeRow(*(columns[c][i] for c in EDGE_COLUMNS))
-                found.append(unresolved_edge_finding(resource, edge))
+                yield None, (resource, EdgeRow(*(columns[c][i] for c in EDGE_COLUMNS)))
                 continue
             if columns["queue_uid"][i] != queue_uid:
                 if group:
-                    found += _judge(queue_uid or "", group, metrics)
+                    yield queue_uid or "", group
                 queue_uid, group = columns["queue_uid"][i], []
             group.append((columns["member"][i], columns["detail"][i], resource))
+    if group:
+        yield queue_uid or "", group
+
+
+def _evaluate_batches(batches: Iterable[Any], metrics: Metrics | None = None) -> Iterator[Any]:
+    """Sorted evaluation rows -> findings, each context judged once. ``metrics``, the
+    aggregated series (one row per series, shipped with the task), adds what was observed."""
+    found: list[Finding] = []
+    for queue_uid, item in _grouped(batches):
+        if queue_uid is None:
+            found.append(unresolved_edge_finding(*item))
+        else:
+            found += evaluate_group(queue_uid, _with_metrics(item, metrics))
         if len(found) >= BATCH_ROWS:
             yield findings_batch(found)
             found = []
-    if group:
-        found += _judge(queue_uid or "", group, metrics)
     if found:
         yield findings_batch(found)
+
+
+def _ledger_batches(batches: Iterable[Any], metrics: Metrics) -> Iterator[Any]:
+    """Sorted evaluation rows -> the ledgers of their queues (``LEDGER_SCHEMA``), each context
+    judged as ``_evaluate_batches`` judges it, for the rule ids its ledger cites."""
+    rows: dict[str, list[Any]] = {"queue_uid": [], "ledger": []}
+    for queue_uid, item in _grouped(batches):
+        if queue_uid is None:
+            continue
+        ledger = judge_group(queue_uid, _with_metrics(item, metrics))[1]
+        if ledger is not None:
+            rows["queue_uid"].append(queue_uid)
+            rows["ledger"].append(ledger_text(ledger))
+    if rows["queue_uid"]:
+        yield arrow_batch(rows, LEDGER_SCHEMA)
 
 
 def involved_templates(edges: DataFrame, touches: DataFrame, shared: DataFrame) -> DataFrame:
@@ -147,6 +177,17 @@ def judged_contexts(rows: DataFrame, metrics: Metrics | None = None) -> DataFram
     return rows.mapInArrow(functools.partial(_evaluate_batches, metrics=metrics), FINDING_SCHEMA)
 
 
+def judged_ledgers(rows: DataFrame, metrics: Metrics) -> DataFrame:
+    """Evaluation rows, sorted by queue -> the ledgers of their queues (``LEDGER_SCHEMA``)."""
+    return rows.mapInArrow(functools.partial(_ledger_batches, metrics=metrics), LEDGER_SCHEMA)
+
+
+def ledgers_where_parsed(ledgers: DataFrame, crossed: DataFrame) -> DataFrame:
+    """Ledger rows, crossed queues -> those of the queues judged where they were parsed and not
+    again here."""
+    return ledgers.join(crossed, "queue_uid", "left_anti").select(*LEDGER_SCHEMA.names)
+
+
 def judged_where_parsed(judged: DataFrame, crossed: DataFrame) -> DataFrame:
     """Judged rows, crossed queues -> the findings of the queues judged where they were parsed
     and not again here."""
@@ -166,9 +207,10 @@ def _share(remainder: DataFrame, involved: DataFrame) -> dict[str, int]:
 
 def evaluate(
     wide: DataFrame, partitions: int, metrics: Metrics | None = None, on_driver: bool = False
-) -> tuple[DataFrame, dict[str, int]]:
+) -> tuple[DataFrame, dict[str, int], DataFrame | None]:
     """The parsed rows -> (every finding, the join stage's share of the fleet: how many queues
-    were judged here and how many templates' rows were read here).
+    were judged here and how many templates' rows were read here, and with ``metrics`` the
+    ledger of every queue with series of its own, each from where its context was judged).
 
     The findings: those of the queues judged where their template was parsed, unless another
     template shares a key their context depends on; the contexts judged here, of those queues
@@ -186,15 +228,20 @@ def evaluate(
     crossed = _kept(rows[RowKind.EXPOSURE].transform(crossed_queues, shared))
     remainder = _kept(rows[RowKind.PENDING].transform(queues_left, crossed))
     share = _share(remainder, involved)
-    judged_there = _judged_across(wide, involved, remainder, exports, partitions, metrics)
+    judged_there, ledgers_there = _judged_across(
+        wide, involved, remainder, exports, partitions, metrics
+    )
     judged_here = rows[RowKind.JUDGED].transform(judged_where_parsed, crossed)
     findings = judged_here.unionByName(judged_there).unionByName(rows[RowKind.FINDING].drop("src"))
-    return findings, share
+    if ledgers_there is None:
+        return findings, share, None
+    ledgers_here = rows[RowKind.LEDGER].transform(ledgers_where_parsed, crossed)
+    return findings, share, ledgers_here.unionByName(ledgers_there)
 
 
 def _evaluated_on_driver(
     wide: DataFrame, metrics: Metrics | None
-) -> tuple[DataFrame, dict[str, int]]:
+) -> tuple[DataFrame, dict[str, int], DataFrame | None]:
     """``evaluate`` with the join stage on the driver: its rows collected in two jobs and
     judged by ``resolve/crossing.py``, as the local engine judges a fleet."""
     left = collected(wide, CROSSING_KINDS)
@@ -207,10 +254,11 @@ def _evaluated_on_driver(
     )
     planned = crossing.plan(rows)
     found: list[Finding] = []
+    ledgers: list[QueueLedger] = []
     if planned.remainder or rows.edges:
         involved = wide.filter(F.col("src").isin(sorted(planned.involved)))
         joined = collected(involved, JOINED_KINDS)
-        found = crossing.judge_remainder(
+        found, ledgers = crossing.judged_remainder(
             planned.remainder,
             [ResourceRow(*row[:-1]) for row in joined[RowKind.RESOURCE]],
             [KeyRow(*row[:-1]) for row in joined[RowKind.KEY]],
@@ -218,16 +266,19 @@ def _evaluated_on_driver(
             rows.exports,
             metrics,
         )
-    judged_here = narrow(wide, RowKind.JUDGED)
+    judged_here, ledgers_here = narrow(wide, RowKind.JUDGED), narrow(wide, RowKind.LEDGER)
     if planned.crossed:
-        judged_here = judged_here.filter(~F.col("queue_uid").isin(sorted(planned.crossed)))
+        again = ~F.col("queue_uid").isin(sorted(planned.crossed))
+        judged_here, ledgers_here = judged_here.filter(again), ledgers_here.filter(again)
     findings = (
         judged_here.select(*FINDING_FIELDS)
         .unionByName(findings_frame(wide.sparkSession, found))
         .unionByName(narrow(wide, RowKind.FINDING))
     )
     share = {"queues": len(planned.remainder), "templates": len(planned.involved)}
-    return findings, share
+    if metrics is None:
+        return findings, share, None
+    return findings, share, ledgers_here.unionByName(ledger_frame(wide.sparkSession, ledgers))
 
 
 def _judged_across(
@@ -237,9 +288,10 @@ def _judged_across(
     exports: DataFrame,
     partitions: int,
     metrics: Metrics | None,
-) -> DataFrame:
+) -> tuple[DataFrame, DataFrame | None]:
     """The findings of the ``remainder`` queues, judged over the rows of the ``involved``
-    templates: their references resolved across them, each queue's context gathered."""
+    templates: their references resolved across them, each queue's context gathered; with
+    ``metrics``, their ledgers too, in a pass of their own over the same rows, kept once."""
     joined = _kept(wide.transform(of_templates, involved))
     of_joined = {
         kind: narrow(joined, kind)
@@ -252,12 +304,15 @@ def _judged_across(
         exports,
     )
     resolved = _kept(resolved)
-    return (
+    rows = (
         resources.transform(queues_of, remainder)
         .transform(contexts, resolved, remainder)
         .transform(evaluation_rows, unresolved, resources, partitions)
-        .transform(judged_contexts, metrics)
     )
+    if metrics is None:
+        return rows.transform(judged_contexts, metrics), None
+    rows = _kept(rows)
+    return rows.transform(judged_contexts, metrics), rows.transform(judged_ledgers, metrics)
 
 
 def _kept(frame: DataFrame) -> DataFrame:

@@ -29,9 +29,9 @@ from constructs_lib.audit.engines.spark.evaluate import (
     queues_with_metrics,
 )
 from constructs_lib.audit.engines.spark.parse import parse
-from constructs_lib.audit.engines.spark.schemas import WIDE_TEXT, RowKind, narrow
+from constructs_lib.audit.engines.spark.schemas import WIDE_TEXT, RowKind, ledger_of, narrow
 from constructs_lib.audit.engines.spark.streaming import report_view, summarize
-from constructs_lib.audit.metrics import observations
+from constructs_lib.audit.metrics import ledger, observations
 from constructs_lib.audit.model import AuditResult, FileRow, Finding, ResourceRow
 from constructs_lib.audit.report import datasets
 from constructs_lib.audit.report.words import plural
@@ -109,7 +109,7 @@ class SparkEngine:
 
         mark = time.perf_counter()
         on_driver = join_bytes <= self.driver_join_bytes
-        judged, share = evaluate(wide, partitions, inputs.metrics, on_driver)
+        judged, share, ledgers = evaluate(wide, partitions, inputs.metrics, on_driver)
         # On disk, not in memory: on a local master the executor is the driver's JVM, whose
         # heap must not hold the fleet's findings.
         findings_df = accept(self.spark, judged, options.acceptance, partitions).persist(
@@ -122,6 +122,8 @@ class SparkEngine:
         if inputs.metrics is not None:
             with_metrics = queues_with_metrics(wide, inputs.metrics)
             result.metrics = observations.summary(inputs.metrics, with_metrics, queue_count)
+        if ledgers is not None:
+            result.ledgers = _ranked(ledgers)
         timings["evaluate"] = time.perf_counter() - mark
         say(_judged(queue_count, len(result.findings), timings["evaluate"], share))
 
@@ -211,6 +213,13 @@ def _streamed(
     summary, listed, size = summarize(findings_df, narrow(wide, RowKind.FILE), queue_count, fixed)
     view = report_view(findings_df, listed, size)
     return AuditResult(view, [], queue_count, timings, summary, fixed), view.frame
+
+
+def _ranked(ledgers: DataFrame) -> tuple[model.QueueLedger, ...]:
+    """The ledgers on the driver, finished and ranked as the local engine does: one small job,
+    a row per observed queue (gathered or streamed, the fleet's findings stay where they are)."""
+    texts = ledgers.select("ledger").toArrow().column("ledger").to_pylist()
+    return ledger.ranked(ledger_of(text) for text in texts)
 
 
 def _judged(queues: int, findings: int, seconds: float, crossing: dict[str, int]) -> str:

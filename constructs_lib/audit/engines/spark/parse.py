@@ -28,6 +28,7 @@ from constructs_lib.audit.engines.spark.schemas import (
     RowKind,
     arrow_batch,
     arrow_text,
+    ledger_text,
 )
 from constructs_lib.audit.metrics.observations import Metrics
 from constructs_lib.audit.parse import isolation
@@ -64,6 +65,8 @@ def _rows_of(
         yield RowKind.PENDING, (queue,)
     for queue, finding in within.judged:
         yield RowKind.JUDGED, (queue, *finding.as_dict().values())
+    for ledger in within.ledgers:
+        yield RowKind.LEDGER, (ledger.uid, ledger_text(ledger))
     for finding in template_findings(parsed) + within.unresolved:
         yield RowKind.FINDING, tuple(finding.as_dict().values())
 

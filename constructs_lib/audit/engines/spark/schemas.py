@@ -9,6 +9,7 @@ rows) are declared here too, so that a reader sees which columns each one carrie
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -17,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
 from constructs_lib.audit import model
-from constructs_lib.audit.model import EdgeRow, FileRow, Finding, ResourceRow
+from constructs_lib.audit.model import EdgeRow, FileRow, Finding, QueueLedger, ResourceRow
 
 
 class RowKind:
@@ -35,6 +36,7 @@ class RowKind:
     JUDGED: Final = "judged"
     EXPOSURE: Final = "exposure"
     PENDING: Final = "pending"
+    LEDGER: Final = "ledger"
 
 
 # Rows per Arrow batch the Python stages send back to the JVM.
@@ -72,6 +74,9 @@ TOUCH_SCHEMA = _schema("key", "how")
 JUDGED_SCHEMA = _schema("queue_uid", *FINDING_FIELDS, ints=FINDING_INTS)
 EXPOSURE_SCHEMA = _schema("queue_uid", "key", "how")
 PENDING_SCHEMA = _schema("queue_uid")
+# With metrics, a judged queue's ledger (``metrics/ledger.py``), one row per queue with series of
+# its own: its fields as JSON, whose numbers give back the very floats (``ledger_text``).
+LEDGER_SCHEMA = _schema("queue_uid", "ledger")
 ROW_SCHEMAS = {
     RowKind.FILE: FILE_SCHEMA,
     RowKind.RESOURCE: RESOURCE_SCHEMA,
@@ -86,6 +91,7 @@ ROW_SCHEMAS = {
     RowKind.JUDGED: JUDGED_SCHEMA,
     RowKind.EXPOSURE: EXPOSURE_SCHEMA,
     RowKind.PENDING: PENDING_SCHEMA,
+    RowKind.LEDGER: LEDGER_SCHEMA,
 }
 # Parsing yields every row kind in one pass, into one wide schema: a tag, as many text columns as
 # the widest kind (a judged finding) and as many integers (a finding's line and column); each
@@ -106,6 +112,25 @@ MEMBER_SCHEMA = _schema(*model.MemberRow._fields)
 EDGE_COLUMNS = [f"edge_{c}" for c in EdgeRow._fields]
 UNRESOLVED = "unresolved"
 EVALUATION_SCHEMA = _schema("queue_uid", "member", "detail", *ResourceRow._fields, *EDGE_COLUMNS)
+
+
+def ledger_text(ledger: QueueLedger) -> str:
+    """A ledger as its ``LEDGER_SCHEMA`` text: JSON writes a float's shortest exact digits."""
+    return json.dumps(ledger._asdict())
+
+
+def ledger_of(text: str) -> QueueLedger:
+    fields = json.loads(text)
+    return QueueLedger(**{**fields, "explained_by": tuple(fields["explained_by"])})
+
+
+def ledger_frame(spark: SparkSession, ledgers: list[QueueLedger]) -> DataFrame:
+    """Ledgers made on the driver, as a frame of ``LEDGER_SCHEMA``."""
+    import pyarrow as pa
+
+    columns = {"queue_uid": [x.uid for x in ledgers], "ledger": [ledger_text(x) for x in ledgers]}
+    table = pa.Table.from_batches([arrow_batch(columns, LEDGER_SCHEMA)])
+    return spark.createDataFrame(table, LEDGER_SCHEMA)
 
 
 def with_src(schema: StructType) -> StructType:

@@ -6,6 +6,7 @@ reads, which queues judged where they were parsed are judged again, and which fi
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from constructs_lib.audit import model
@@ -16,6 +17,7 @@ from constructs_lib.audit.engines.spark.schemas import (
     EXPOSURE_SCHEMA,
     FINDING_SCHEMA,
     JUDGED_SCHEMA,
+    LEDGER_SCHEMA,
     MEMBER_SCHEMA,
     PENDING_SCHEMA,
     RESOLVED_SCHEMA,
@@ -23,8 +25,11 @@ from constructs_lib.audit.engines.spark.schemas import (
     SHARED_SCHEMA,
     TOUCH_SCHEMA,
     UNRESOLVED,
+    ledger_of,
     with_src,
 )
+from constructs_lib.audit.metrics import observations
+from constructs_lib.audit.model import SeriesRow
 from tests.support.frames import assert_same_rows, finding, frame, text_schema
 
 QUEUE = ("a.json/Orders", "a.json", "a", "Orders", model.QUEUE, "{}")
@@ -157,3 +162,50 @@ def test_findings_judged_where_parsed_stay_unless_their_queue_is_judged_again(
     judged = frame(spark, JUDGED_SCHEMA, [("a.json/Orders", *kept), ("a.json/Jobs", *dropped)])
     stayed = judged.transform(evaluate.judged_where_parsed, _queues(spark, "a.json/Jobs"))
     assert_same_rows(stayed, frame(spark, FINDING_SCHEMA, [kept]))
+
+
+def test_ledgers_judged_where_parsed_stay_unless_their_queue_is_judged_again(spark: Any) -> None:
+    rows = [("a.json/Orders", '{"uid": "a.json/Orders"}'), ("a.json/Jobs", '{"uid": "x"}')]
+    ledgers = frame(spark, with_src(LEDGER_SCHEMA), [(*row, "a.json") for row in rows])
+    stayed = ledgers.transform(evaluate.ledgers_where_parsed, _queues(spark, "a.json/Jobs"))
+    assert_same_rows(stayed, frame(spark, LEDGER_SCHEMA, rows[:1]))
+
+
+def test_the_ledger_pass_gives_a_row_per_queue_with_series_of_its_own(spark: Any) -> None:
+    arn = "arn:aws:sqs:eu-west-1:111122223333:orders"
+    observed = json.dumps({model.PHYSICAL: arn})
+    orders = ("a.json/Orders", "a.json", "a", "Orders", model.QUEUE, observed)
+    unseen = ("a.json/Jobs", "a.json", "a", "Jobs", model.QUEUE, "{}")
+    no_edge = (None,) * len(EDGE_SCHEMA.names)
+    rows = frame(
+        spark,
+        EVALUATION_SCHEMA,
+        [
+            ("a.json/Jobs", model.MEMBER_QUEUE, "", *unseen, *no_edge),
+            ("a.json/Orders", model.MEMBER_QUEUE, "", *orders, *no_edge),
+        ],
+    )
+    sent = SeriesRow(
+        "111122223333",
+        "eu-west-1",
+        "AWS/SQS",
+        "NumberOfMessagesSent",
+        "orders",
+        4.0,
+        7.5,
+        3.0,
+        1,
+        2,
+    )
+    ledgers = rows.transform(evaluate.judged_ledgers, observations.Metrics.of([sent], []))
+    assert ledgers.schema.names == LEDGER_SCHEMA.names
+    (row,) = ledgers.collect()
+    found = ledger_of(row["ledger"])
+    assert (row["queue_uid"], found.uid, found.name) == ("a.json/Orders", "a.json/Orders", "orders")
+    # the one series it has: 7.5 sent; no redrive policy, so nothing dead-lettered
+    assert (found.sent, found.deleted, found.dead_lettered, found.explained_by) == (
+        7.5,
+        None,
+        0.0,
+        (),
+    )

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from constructs_lib import backoff_batch, limits
 from constructs_lib.backoff_batch import Record, ResponseT
-from constructs_lib.time_budget import HandlerT
+from constructs_lib.time_budget import HandlerT, TimeBudget
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +100,7 @@ def pointer_of(record: Mapping[str, Any]) -> Pointer | None:
 
 @dataclass(frozen=True)
 class ResolvedBatch:
-    """A batch after ``resolve_batch``: the records ready for the handler (payloads in their
-    bodies) and, by message id, why each other record failed."""
+    """The records ready for the handler, and by message id why each other record failed."""
 
     records: list[Record]
     failures: dict[str, PayloadError]
@@ -162,11 +161,9 @@ class Payloads:
         )
 
     def resolve(self, record: Mapping[str, Any]) -> Record:
-        """A copy of ``record`` whose body is its payload, without the size attribute (as the
-        extended client's receive returns it); a record without a pointer, as it is. A payload
-        that cannot be read (missing, denied, over ``read_max``, not UTF-8) is a
-        ``PayloadError``. The receipt handle stays the queue's own, so the backoff's
-        ChangeMessageVisibility and Lambda's delete work on it."""
+        """A copy of ``record`` with its payload as body and without the size attribute (as the
+        extended client's receive gives it); a record without a pointer as it is. A payload that
+        cannot be read is a ``PayloadError``. The receipt handle stays the queue's own."""
         pointer = pointer_of(record)
         if pointer is None:
             return dict(record)
@@ -221,13 +218,17 @@ class Payloads:
 
         return resolved  # type: ignore[return-value]
 
-    def delete_processed(self, event: Mapping[str, Any], response: ResponseT) -> ResponseT:
+    def delete_processed(
+        self, event: Mapping[str, Any], response: ResponseT, *, context: Any = None
+    ) -> ResponseT:
         """With ``delete``, delete the payload of every record ``response`` does not report
         failed; ``response`` (the partial batch response) is returned as it is.
 
         Call it last, just before returning: a payload deleted while its message could still
         come back would make that message's next receive fail for good. So nothing is deleted
-        when ``response`` is one Lambda would fail whole (an identifier not in the batch). A
+        when ``response`` is one Lambda would fail whole (an identifier not in the batch), and,
+        with ``context`` (the Lambda context), no delete starts with under
+        ``time_budget.LAST_CALL_SECONDS`` left: a timeout would return the whole batch. A
         delete that fails is logged, not reported: the message was processed, reporting it
         would process it again, and the bucket's lifecycle removes the object in time."""
         if not self.delete:
@@ -240,9 +241,12 @@ class Payloads:
         if not reported <= {r["messageId"] for r in records}:
             logger.warning("no payload deleted: batchItemFailures names records not in the batch")
             return response
+        budget = TimeBudget(context) if context is not None else None
         for record in (r for r in records if r["messageId"] not in reported):
             try:
                 pointer = pointer_of(record)
+                if pointer is not None and budget is not None and not budget.may_call():
+                    raise TimeoutError("too little time left")
                 if pointer is not None:
                     self._check_place(record["messageId"], pointer)
                     self._s3().delete_object(Bucket=pointer.bucket, Key=pointer.key)
@@ -266,12 +270,10 @@ class Payloads:
         legacy: bool = False,
         **send_arguments: Any,
     ) -> dict[str, Any]:
-        """SendMessage of ``body``; above ``threshold`` (or with ``always``) the body goes to S3
-        under ``prefix`` and the message carries the extended client's pointer, which the
-        extended client and ``resolve`` read back. Returns SendMessage's answer.
+        """SendMessage of ``body``: above ``threshold`` (or ``always``) the body goes to S3 under
+        ``prefix`` and the message carries the extended client's pointer. Returns the answer.
 
-        :param message_attributes: SendMessage's ``MessageAttributes``; their size counts with
-            the body's, as in the extended client.
+        :param message_attributes: SendMessage's ``MessageAttributes`` (counted with the body).
         :param always: store the body in S3 whatever its size; default false.
         :param threshold: the bytes (body and attributes) above which the body goes to S3;
             default ``limits.EXTENDED_CLIENT_THRESHOLD`` (262,144, the extended client's).
@@ -284,8 +286,7 @@ class Payloads:
             if not self.bucket:
                 raise PayloadSettingsError(
                     f"a body of {len(body.encode())} bytes goes to S3, but the store has no "
-                    f"bucket: set {PAYLOAD_BUCKET_ENV} (the construct does for its producers) "
-                    "or pass bucket="
+                    f"bucket: set {PAYLOAD_BUCKET_ENV} (the construct does) or pass bucket="
                 )
             _check_attributes(attributes)
             payload = body.encode()
@@ -366,7 +367,7 @@ def process_batch(
     """
     store = payloads if payloads is not None else Payloads.from_environment()
     response = backoff_batch.process_batch(event, store.wrap(handle_record), **backoff_arguments)
-    return store.delete_processed(event, response)
+    return store.delete_processed(event, response, context=backoff_arguments.get("context"))
 
 
 def _check_threshold(threshold: int) -> None:

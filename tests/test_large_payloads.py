@@ -32,6 +32,7 @@ from constructs_lib.large_payloads import (
     Pointer,
     pointer_of,
 )
+from constructs_lib.time_budget import LAST_CALL_SECONDS
 from tests.support.s3server import S3Server, s3_server  # noqa: F401  (fixture)
 from tests.support.sqs_events import made_up, queue_arn
 
@@ -539,3 +540,30 @@ def test_the_layer_s_files_alone_import_the_module_without_cdk_or_boto3(tmp_path
     loaded = set(completed.stdout.split())
     assert "constructs_lib.large_payloads" in loaded
     assert not {name.split(".")[0] for name in loaded} & {"aws_cdk", "jsii", "constructs", "boto3"}
+
+
+class FakeContext:
+    """A Lambda context whose remaining time stands still (the boundary is the point)."""
+
+    def __init__(self, remaining_ms: int) -> None:
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+@pytest.mark.parametrize(
+    ("remaining_ms", "deleted"),
+    [(199, False), (200, True), (201, True)],
+    ids=["below", "at", "above"],
+)
+def test_no_delete_starts_with_under_the_last_call_time_left(
+    s3: Any, bucket: str, remaining_ms: int, deleted: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert LAST_CALL_SECONDS == 0.2  # the boundary below, in milliseconds
+    store = Payloads(bucket=bucket, prefix=PREFIX, delete=True, s3_client=s3)
+    event = stored_batch(s3, bucket, 2)
+    with caplog.at_level(logging.WARNING, logger=large_payloads.__name__):
+        store.delete_processed(event, {"batchItemFailures": []}, context=FakeContext(remaining_ms))
+    assert keys(s3, bucket) == ([] if deleted else ["orders/k0", "orders/k1"])
+    assert ("not deleted: TimeoutError" in caplog.text) is not deleted

@@ -36,4 +36,4 @@ def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     )
     response = apply_backoff(event, response)
     # Last, just before returning: only the payloads of records that will not come back.
-    return payloads.delete_processed(event, response)
+    return payloads.delete_processed(event, response, context=context)

@@ -12,7 +12,7 @@ import pytest
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 
-from constructs_lib import ResilientQueue
+from constructs_lib import LargePayloads, ResilientQueue, RetryBackoff
 from tests.conftest import cfn_lint
 
 
@@ -72,12 +72,29 @@ def event_source_features(stack: cdk.Stack) -> None:
     queue.add_dashboard()
 
 
+def large_payloads_fifo_with_kms_and_backoff(stack: cdk.Stack) -> None:
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    queue = ResilientQueue(
+        stack, "Ledger", fifo=True, encryption_key=key, large_payloads=LargePayloads()
+    )
+    queue.add_lambda_consumer(worker(stack, "Post", 30), retry_backoff=RetryBackoff())
+    queue.add_dead_letter_consumer(worker(stack, "Archive", 30))
+    queue.queue.grant_send_messages(worker(stack, "Write", 30))
+
+
+def large_payloads_standard(stack: cdk.Stack) -> None:
+    queue = ResilientQueue(stack, "Uploads", large_payloads=LargePayloads(consumers_delete=False))
+    queue.add_lambda_consumer(worker(stack, "Read", 30))
+
+
 SHAPES: list[Callable[[cdk.Stack], None]] = [
     standard,
     fifo_with_kms,
     several_consumers_and_an_imported_one,
     shortest_retention,
     event_source_features,
+    large_payloads_fifo_with_kms_and_backoff,
+    large_payloads_standard,
 ]
 
 

@@ -23,7 +23,7 @@ from constructs_lib.consumer import LambdaConsumer
 from constructs_lib.consumer.bypass import BypassingConsumers
 from constructs_lib.consumer.consumers import ConsumedQueue, QueueConsumers
 from constructs_lib.errors import Problem
-from constructs_lib.queue import naming, payload_grants, payloads
+from constructs_lib.queue import grants, naming, payload_grants, payloads
 from constructs_lib.queue.pair import QueuePair, create_queue_pair
 from constructs_lib.synth.deferred import DeliveryBeforeExpiry, WarningReporter
 
@@ -59,7 +59,9 @@ def create_payloads(queue: ResilientQueue, settings: QueueSettings) -> payloads.
         settings.removal_policy,
     )
     pair.payloads = store
-    pair.queue.on_grant_send = lambda grantee: payload_grants.grant_producer(store, grantee, queue)
+    source = pair.queue
+    assert isinstance(source, grants.KeyViaSqsQueue)  # create_queue_pair's source queue
+    source.on_grant_send = lambda grantee: payload_grants.grant_producer(store, grantee, queue)
     return store
 
 

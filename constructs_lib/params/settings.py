@@ -73,6 +73,11 @@ class QueueSettings:
     expected_traffic_seconds: int | None
     """``expected_traffic`` in seconds; None when not given or a token."""
 
+    @property
+    def retentions(self) -> tuple[int | None, int | None]:
+        """``(source_retention, dead_letter_retention)``."""
+        return self.source_retention, self.dead_letter_retention
+
 
 def new_queue_arguments(names: Mapping[str, Any]) -> dict[str, Any]:
     """A ``ResilientQueue(...)`` call's arguments (``call_arguments``), every kind checked and

@@ -40,21 +40,21 @@ def create_pair(
     pair = create_queue_pair(queue, settings, queue.queue_name)
     reporter.decide_at_synth(pair.cfn_queue)
     adoption.adopt(settings.existing, pair, queue.queue_name, queue.fifo, reporter.warn)
+    _create_payloads(queue, pair, settings)
     return pair
 
 
-def create_payloads(queue: ResilientQueue, settings: QueueSettings) -> payloads.PayloadStore | None:
-    """The store of the queue's payloads (``large_payloads``), or None; producers given
+def _create_payloads(queue: ResilientQueue, pair: QueuePair, settings: QueueSettings) -> None:
+    """The store of the queue's payloads (``large_payloads``) on ``pair``; producers given
     ``queue.grant_send_messages`` are granted its prefix from now on."""
     if settings.large_payloads is None:
-        return None
-    pair = queue._pair
+        return
     store = payloads.create_store(
         queue,
         settings.large_payloads,
         queue.queue_name,
         queue.fifo,
-        (settings.source_retention, settings.dead_letter_retention),
+        settings.retentions,
         settings.encryption_key,
         settings.removal_policy,
     )
@@ -62,7 +62,6 @@ def create_payloads(queue: ResilientQueue, settings: QueueSettings) -> payloads.
     source = pair.queue
     assert isinstance(source, grants.KeyViaSqsQueue)  # create_queue_pair's source queue
     source.on_grant_send = lambda grantee: payload_grants.grant_producer(store, grantee, queue)
-    return store
 
 
 def initial_in_flight_threshold(settings: QueueSettings) -> int:

@@ -71,6 +71,9 @@ class ExamplePipeline:
     # The critical alarms of the queue's stack page through one composite alarm,
     # "<queue>-critical", and carry no actions themselves.
     composite_alarm: bool
+    # Bodies in S3 (large_payloads) under "<queue_name>/" of a bucket the construct creates,
+    # kept this many days (None: no large payloads).
+    payload_days: int | None = None
 
     @property
     def id(self) -> str:
@@ -116,6 +119,8 @@ PAYMENTS = ExamplePipeline(
     topic_producer=None,
     redrive_operator="PaymentsRedriveOperator",
     composite_alarm=False,
+    # FIFO: the source's 4 days and the DLQ's 14 (the move restarts the clock), and a day.
+    payload_days=4 + 14 + 1,
 )
 EXAMPLE_PIPELINES = (ORDERS, PAYMENTS)
 

@@ -783,22 +783,31 @@ def test_redrive_operator_may_move_dead_letters_back_and_nothing_else(
         document = iam.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
         document = json.loads(document) if isinstance(document, str) else document
         statements += document["Statement"]
-    granted: dict[str, set[str]] = {}
+    granted: dict[tuple[str, str], set[str]] = {}
     via_sqs = {"StringEquals": {"kms:ViaService": f"sqs.{REGION}.amazonaws.com"}}
+    via_s3 = {"StringEquals": {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}}
+    tls_only = {"Bool": {"aws:SecureTransport": "true"}}
     for statement in statements:
         # Plain allows, no NotAction or NotResource that would widen them; the key's actions
-        # hold only through SQS (kms:ViaService), the queues' need no condition.
+        # hold only through SQS or, for the payloads, S3 (kms:ViaService); the queues' need no
+        # condition, the payloads' only TLS.
         assert set(statement) <= {"Sid", "Effect", "Action", "Resource", "Condition"}, statement
         assert statement["Effect"] == "Allow", statement
-        is_key = any(a.startswith("kms:") for a in as_list(statement["Action"]))
-        assert statement.get("Condition") == (via_sqs if is_key else None), statement
+        actions = as_list(statement["Action"])
+        condition = statement.get("Condition")
+        if any(a.startswith("kms:") for a in actions):
+            assert condition in (via_sqs, via_s3), statement
+        else:
+            assert condition == (tls_only if actions == ["s3:GetObject"] else None), statement
         for resource in as_list(statement["Resource"]):
-            granted.setdefault(resource, set()).update(as_list(statement["Action"]))
+            key = (resource, json.dumps(condition, sort_keys=True))
+            granted.setdefault(key, set()).update(actions)
     source = attributes(sqs, pipeline.queue_url)
     dead_letter = attributes(sqs, pipeline.dead_letter_queue_url)
     # docs/alarms.md's redrive step and grant_redrive's promise, restated.
+    none = json.dumps(None)
     expected = {
-        dead_letter["QueueArn"]: {
+        (dead_letter["QueueArn"], none): {
             "sqs:StartMessageMoveTask",
             "sqs:ListMessageMoveTasks",
             "sqs:CancelMessageMoveTask",
@@ -806,8 +815,9 @@ def test_redrive_operator_may_move_dead_letters_back_and_nothing_else(
             "sqs:DeleteMessage",
             "sqs:GetQueueAttributes",
         },
-        source["QueueArn"]: {"sqs:SendMessage", "sqs:GetQueueAttributes"},
+        (source["QueueArn"], none): {"sqs:SendMessage", "sqs:GetQueueAttributes"},
     }
+    key_arn = None
     if spec.kms:
         assert pipeline.key is not None
         key_id = pipeline.physical[pipeline.key]
@@ -815,9 +825,114 @@ def test_redrive_operator_may_move_dead_letters_back_and_nothing_else(
         # The key both queues are encrypted with.
         assert source["KmsMasterKeyId"] in (key_id, key_arn)
         assert dead_letter["KmsMasterKeyId"] == source["KmsMasterKeyId"]
-        expected[key_arn] = {"kms:Decrypt", "kms:GenerateDataKey"}
+        expected[(key_arn, json.dumps(via_sqs, sort_keys=True))] = {
+            "kms:Decrypt",
+            "kms:GenerateDataKey",
+        }
+    if spec.payload_days is not None:
+        # The operator reads what dead letters point to, under the queue's prefix, over TLS;
+        # with the queue's key through S3.
+        bucket = payload_bucket(pipeline)
+        objects = f"arn:aws:s3:::{pipeline.physical[bucket]}/{spec.queue_name}/*"
+        expected[(objects, json.dumps(tls_only, sort_keys=True))] = {"s3:GetObject"}
+        if key_arn is not None:
+            expected[(key_arn, json.dumps(via_s3, sort_keys=True))] = {"kms:Decrypt"}
 
     assert granted == expected
+
+
+def payload_bucket(pipeline: DeployedPipeline) -> str:
+    """The logical id of the bucket whose lifecycle rule covers the queue's prefix."""
+    (bucket,) = (
+        logical_id
+        for logical_id, resource in pipeline.template["Resources"].items()
+        if resource["Type"] == "AWS::S3::Bucket"
+        and any(
+            rule.get("Prefix") == f"{pipeline.spec.queue_name}/"
+            for rule in resource["Properties"].get("LifecycleConfiguration", {}).get("Rules", [])
+        )
+    )
+    return bucket
+
+
+def test_the_payload_bucket_is_encrypted_private_tls_only_and_outlives_the_messages(
+    pipeline: DeployedPipeline, client_factory: Any
+) -> None:
+    """The bucket and its encryption read back from the emulator's S3 (HeadBucket,
+    GetBucketEncryption). GAPS: the emulator's CloudFormation (moto 5.2.5,
+    ``FakeBucket.create_from_cloudformation_json``) applies only ``BucketEncryption`` and
+    ``Tags`` of an ``AWS::S3::Bucket`` (and of the encryption only the algorithm and the key, not
+    ``BucketKeyEnabled``, moto/s3/cloud_formation.py) and creates no ``AWS::S3::BucketPolicy``:
+    the bucket key, the lifecycle, the public access block and the TLS deny are checked on the
+    template CloudFormation holds
+    (GetTemplate), and the emulator's lack of them is asserted, so that a release that applies
+    them makes this test read them live instead. Without large payloads the pipeline has no
+    payload bucket."""
+    spec = pipeline.spec
+    if spec.payload_days is None:
+        assert not any(
+            rule.get("Prefix") == f"{spec.queue_name}/"
+            for resource in pipeline.template["Resources"].values()
+            if resource["Type"] == "AWS::S3::Bucket"
+            for rule in resource["Properties"].get("LifecycleConfiguration", {}).get("Rules", [])
+        )
+        return
+    logical_id = payload_bucket(pipeline)
+    name = pipeline.physical[logical_id]
+    s3 = client_factory("s3")
+    s3.head_bucket(Bucket=name)
+
+    [encryption] = s3.get_bucket_encryption(Bucket=name)["ServerSideEncryptionConfiguration"][
+        "Rules"
+    ]
+    default = encryption["ApplyServerSideEncryptionByDefault"]
+    if spec.kms:
+        assert pipeline.key is not None
+        key_id = pipeline.physical[pipeline.key]
+        assert default["SSEAlgorithm"] == "aws:kms"
+        assert default["KMSMasterKeyID"] in (kms_key_arn(client_factory, key_id), key_id)
+    else:
+        assert default == {"SSEAlgorithm": "AES256"}
+
+    for read in (s3.get_bucket_lifecycle_configuration, s3.get_public_access_block):
+        with pytest.raises(botocore.exceptions.ClientError):
+            read(Bucket=name)  # the emulator's gap (see the docstring)
+    deployed = client_factory("cloudformation").get_template(StackName=pipeline.stack)
+    body = deployed["TemplateBody"]
+    resources = (json.loads(body) if isinstance(body, str) else body)["Resources"]
+    properties = resources[logical_id]["Properties"]
+    [deployed_encryption] = properties["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert deployed_encryption.get("BucketKeyEnabled") is (True if spec.kms else None)
+    [rule] = properties["LifecycleConfiguration"]["Rules"]
+    assert rule == {
+        "Id": rule["Id"],
+        "Prefix": f"{spec.queue_name}/",
+        "Status": "Enabled",
+        "ExpirationInDays": spec.payload_days,
+        "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1},
+    }
+    assert properties["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert resources[logical_id]["DeletionPolicy"] == "Retain"
+    [policy] = [
+        r["Properties"]["PolicyDocument"]
+        for r in resources.values()
+        if r["Type"] == "AWS::S3::BucketPolicy" and r["Properties"]["Bucket"] == {"Ref": logical_id}
+    ]
+    assert {
+        "Effect": "Deny",
+        "Principal": {"AWS": "*"},
+        "Action": "s3:*",
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        "Resource": [
+            {"Fn::GetAtt": [logical_id, "Arn"]},
+            {"Fn::Join": ["", [{"Fn::GetAtt": [logical_id, "Arn"]}, "/*"]]},
+        ],
+    } in policy["Statement"]
 
 
 def test_poison_message_reaches_the_dlq_after_exactly_max_receive_count_receives(
@@ -1104,11 +1219,19 @@ def test_destroy_removes_the_example(
     assert topics <= live_topics()
     assert roles <= live_roles()
 
+    payload_buckets = [
+        p.physical[payload_bucket(p)] for p in pipelines if p.spec.payload_days is not None
+    ]
+    assert payload_buckets
+
     destroyed = bootstrapped.run(
         "destroy", "--all", "--force", "--output", str(e2e_tmp / "example-destroy"), cwd=REPO_ROOT
     )
 
     assert destroyed.returncode == 0, destroyed.describe()
+    # The payload buckets are retained (DeletionPolicy Retain): a platform team keeps data.
+    for name in payload_buckets:
+        client_factory("s3").head_bucket(Bucket=name)
     for name in example_deployment.templates:
         with pytest.raises(botocore.exceptions.ClientError):
             client_factory("cloudformation").describe_stacks(StackName=name)

@@ -8,6 +8,8 @@ For K queue + consumer pairs (default 1, 10 and 40) in one stack, three apps are
   retention and a ``byQueue`` redrive-allow policy, SSE-SQS, ``enforce_ssl``), an
   ``SqsEventSource`` publishing its event counts, the same four ``cloudwatch.Alarm`` on the same
   metrics and the consumer's alarm on the mapping's ``FailedInvokeEventCount``;
+- ``resilient-payloads`` against ``l2-payloads``: ``large_payloads`` (its bucket, grants,
+  environment and layer, and a producer function per pair) against the same written by hand;
 - ``solutions``: AWS Solutions Constructs ``SqsToLambda`` with the two alarms it lacks added by
   hand (in-flight and DLQ depth). It pins aws-cdk-lib 2.273, so it runs from its own virtual
   environment (``.bench-venvs/solutions``, installed from ``bench/peers/solutions-constructs.lock``).
@@ -26,6 +28,7 @@ every variant alike; ratios are taken per round and their median reported.
     python bench/synth_bench.py --pairs 40 --runs 5
     python bench/synth_bench.py --profile            # jsii calls per pair, by kind
     python bench/synth_bench.py --pairs 1 10 25 --variants resilient-full l2-full --alarm-actions
+    python bench/synth_bench.py --variants resilient-payloads l2-payloads --alarm-actions
     CDK_VALIDATION=false python bench/synth_bench.py # without aws-cdk-lib's synth-time validation
 """
 
@@ -50,13 +53,23 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_PYTHON = REPO_ROOT / ".bench-venvs" / "solutions" / "bin" / "python"
 SOLUTIONS_CDK_VERSION = "2.273"
-VARIANTS = ("resilient", "l2", "solutions", "resilient-full", "l2-full")
+VARIANTS = (
+    "resilient",
+    "l2",
+    "solutions",
+    "resilient-full",
+    "l2-full",
+    "resilient-payloads",
+    "l2-payloads",
+)
 LABELS = {
     "resilient": "ResilientQueue",
     "l2": "hand-written L2",
     "solutions": f"Solutions Constructs SqsToLambda (aws-cdk-lib {SOLUTIONS_CDK_VERSION})",
     "resilient-full": "ResilientQueue, every option (tiers, composite, traffic, fair, backoff)",
     "l2-full": "hand-written L2, the same resources",
+    "resilient-payloads": "ResilientQueue with large_payloads, a producer function",
+    "l2-payloads": "hand-written L2, the same bucket, grants, environment and layer",
 }
 # Each variant's ratios are taken against the hand-written app with the same resources.
 BASELINE = {
@@ -65,6 +78,8 @@ BASELINE = {
     "solutions": "l2",
     "resilient-full": "l2-full",
     "l2-full": "l2-full",
+    "resilient-payloads": "l2-payloads",
+    "l2-payloads": "l2-payloads",
 }
 FUNCTION_TIMEOUT_S = 30
 VISIBILITY_TIMEOUT_S = 6 * FUNCTION_TIMEOUT_S  # what ResilientQueue derives for a 30 s function
@@ -352,13 +367,109 @@ def build_l2_full(stack: Any, index: int) -> None:
         function.add_environment(name, value)
 
 
-def _backoff_layer_directory() -> Path:
-    """The three files the layer holds, staged once per app process."""
-    target = Path(tempfile.gettempdir()) / f"synth-bench-layer-{os.getpid()}"
+def build_resilient_payloads(stack: Any, index: int) -> None:
+    from constructs_lib import LargePayloads, ResilientQueue
+
+    queue = ResilientQueue(
+        stack,
+        f"Pair{index}",
+        queue_name=f"bench-{index}",
+        alarm_actions=ALARM_ACTIONS,
+        large_payloads=LargePayloads(),
+    )
+    queue.add_lambda_consumer(_function(stack, index), batch_size=10)
+    queue.queue.grant_send_messages(_function(stack, 1000 + index))
+
+
+def build_l2_payloads(stack: Any, index: int) -> None:
+    """``build_l2`` plus what ``large_payloads`` adds, written by hand: the bucket (SSE-S3, TLS
+    only, no public access, retained, a lifecycle on the queue's prefix, cdk-nag's bucket rules
+    acknowledged), a producer function granted send and PutObject under the prefix, the
+    consumer's GetObject and DeleteObject there, both functions' environment, the prefix's
+    IAM5 acknowledged on each role, and the consumer's layer (one per stack)."""
+    from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_s3 as s3
+
+    build_l2(stack, index)
+    name = f"bench-{index}"
+    prefix = f"{name}/"
+    queue = stack.node.find_child(f"Queue{index}")
+    consumer = stack.node.find_child(f"Worker{index}")
+    bucket = s3.Bucket(
+        stack,
+        f"Payloads{index}",
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        enforce_ssl=True,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        lifecycle_rules=[
+            s3.LifecycleRule(
+                id=f"expire-{name}-payloads",
+                prefix=prefix,
+                expiration=Duration.days(15),
+                abort_incomplete_multipart_upload_after=Duration.days(1),
+            )
+        ],
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    for rule in (
+        "AwsSolutions::AwsSolutions-S1",
+        "NIST.800.53.R5::NIST.800.53.R5-S3BucketLoggingEnabled",
+        "HIPAA.Security::HIPAA.Security-S3BucketLoggingEnabled",
+        "NIST.800.53.R5::NIST.800.53.R5-S3BucketVersioningEnabled",
+        "HIPAA.Security::HIPAA.Security-S3BucketVersioningEnabled",
+        "NIST.800.53.R5::NIST.800.53.R5-S3BucketReplicationEnabled",
+        "HIPAA.Security::HIPAA.Security-S3BucketReplicationEnabled",
+    ):
+        Validations.of(bucket).acknowledge(Acknowledgment(id=rule, reason="Payloads expire."))
+    producer = _function(stack, 1000 + index)
+    queue.grant_send_messages(producer)
+    objects = bucket.arn_for_objects(f"{prefix}*")
+    tls = {"Bool": {"aws:SecureTransport": "true"}}
+    for function, actions in (
+        (consumer, ["s3:GetObject", "s3:DeleteObject"]),
+        (producer, ["s3:PutObject"]),
+    ):
+        iam.Grant.add_to_principal_or_resource(
+            grantee=function,
+            actions=actions,
+            resource_arns=[objects],
+            resource=bucket,
+            conditions=tls,
+        )
+        logical = stack.get_logical_id(bucket.node.default_child)
+        Validations.of(function.role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical}.Arn>/{prefix}*]",
+                reason="The queue's prefix.",
+            )
+        )
+        function.add_environment("CONSTRUCTS_LIB_PAYLOAD_BUCKET", bucket.bucket_name)
+        function.add_environment("CONSTRUCTS_LIB_PAYLOAD_PREFIX", prefix)
+    consumer.add_environment("CONSTRUCTS_LIB_PAYLOAD_DELETE", "true")
+    layer = stack.node.try_find_child("PayloadsLayer") or lambda_.LayerVersion(
+        stack,
+        "PayloadsLayer",
+        code=lambda_.Code.from_asset(
+            str(
+                _backoff_layer_directory(
+                    ("limits.py", "backoff_batch.py", "time_budget.py", "large_payloads.py")
+                )
+            )
+        ),
+    )
+    consumer.add_layers(layer)
+
+
+def _backoff_layer_directory(more: tuple[str, ...] = ()) -> Path:
+    """The files the layer holds (the backoff's three, and ``more``), staged once per app
+    process."""
+    target = Path(tempfile.gettempdir()) / f"synth-bench-layer-{os.getpid()}-{len(more)}"
     package = target / "python" / "constructs_lib"
     if not package.exists():
         package.mkdir(parents=True)
-        for name in ("__init__.py", "errors.py", "backoff.py"):
+        for name in ("__init__.py", "errors.py", "backoff.py", *more):
             (package / name).write_bytes((REPO_ROOT / "constructs_lib" / name).read_bytes())
     return target
 
@@ -369,6 +480,8 @@ BUILDERS: dict[str, Callable[[Any, int], None]] = {
     "solutions": build_solutions,
     "resilient-full": build_resilient_full,
     "l2-full": build_l2_full,
+    "resilient-payloads": build_resilient_payloads,
+    "l2-payloads": build_l2_payloads,
 }
 
 

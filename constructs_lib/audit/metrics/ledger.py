@@ -48,8 +48,9 @@ def of_context(context: QueueContext, rule_ids: Collection[str] = ()) -> QueueLe
         )
     )
     backlog = backlog_change(context, queue.uid)
-    # A redrive target's arrivals from its sources are in no metric it publishes (aws-facts:
-    # NumberOfMessagesSent leaves them out), so what it lost cannot be counted from its own.
+    # A redrive target's arrivals from its sources are in no metric it publishes (its
+    # NumberOfMessagesSent leaves them out: SQS developer guide, dead-letter queues), so what it
+    # lost cannot be counted from its own.
     redrive_target = bool(context.sources)
     unprocessed = (
         None

@@ -174,7 +174,9 @@ ORDERS_DLQ = DeadLetterQueue(
 SHARED_DLQ = DeadLetterQueue("shared-dlq", [SHARED_A, SHARED_B], reads=_every(30), empty=_every(4))
 QUEUES = [ORDERS, BILLING, SLOW, SHARED_A, SHARED_B]
 DEAD_LETTER_QUEUES = [ORDERS_DLQ, SHARED_DLQ]
-for _queue in [*QUEUES, *DEAD_LETTER_QUEUES]:  # the sources first: their dead letters feed
+# the sources first: their dead letters feed the DLQs
+EVERY_QUEUE: list[Queue | DeadLetterQueue] = [*QUEUES, *DEAD_LETTER_QUEUES]
+for _queue in EVERY_QUEUE:
     _queue.run()
 # (stack, logical id) of every queue with data points
 PLACES = {
@@ -278,7 +280,7 @@ def _point(namespace: str, dimension: str, name: str, metric: str, k: int, value
 
 def _lines(k: int) -> list[str]:
     lines: list[str] = []
-    for queue in [*QUEUES, *DEAD_LETTER_QUEUES]:
+    for queue in EVERY_QUEUE:
         event = queue.events[k]
         gauges = "VND" if isinstance(queue, Queue) and queue.delayed else "VN"
         for key, metric in (*METRICS.items(), *((g, GAUGES[g]) for g in gauges)):

@@ -18,7 +18,7 @@ from constructs_lib.audit.inputs import deployed
 from constructs_lib.audit.model import AuditResult, QueueLedger
 from tests.audit.conftest import EngineAudit
 from tests.audit.metrics import ledger_fleet as planted
-from tests.support.moto_accounts import EAST, Fleet, start_server
+from tests.support.moto_accounts import CALLER, EAST, Fleet, start_server
 
 pytest.importorskip("boto3")
 
@@ -144,7 +144,7 @@ def test_the_local_engine_gives_the_planted_ledger(observed: str) -> None:
         row = by_name[name]
         assert _figures(row) == figures, name
         assert (row.stack, row.logical_id) == planted.PLACES[name]
-        assert (row.account, row.region) == (planted.CALLER, EAST)
+        assert (row.account, row.region) == (CALLER, EAST)
     assert by_name["orders"].dead_letter_queue == by_name["orders-dlq"].uid
     assert by_name["shared-b"].dead_letter_queue == by_name["shared-dlq"].uid
 

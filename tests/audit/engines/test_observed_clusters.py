@@ -1,6 +1,6 @@
-"""``queue-audit --deployed --metrics`` gives the same findings and the same metrics summary on
-the local engine, the standalone cluster and Spark Connect. (A local Spark session reading the
-same fleet is ``test_observed_fleet.py``'s, in this process's session.)
+"""``queue-audit --deployed --metrics`` gives the same findings, the same metrics summary and the
+same ledger on the local engine, the standalone cluster and Spark Connect. (A local Spark
+session reading the same fleet is ``test_observed_fleet.py``'s, in this process's session.)
 
 The fleet (``planted_fleet.py``) is created in the session's emulator, which the cluster's and
 the Connect server's executors reach with its settings: they list the stacks (one task per
@@ -60,6 +60,9 @@ def reference(metrics_url: str, s3_server: S3Server, tmp_path_factory: Any) -> d
 def _agrees(report: dict[str, Any], reference: dict[str, Any]) -> None:
     assert _keyed(report) == _keyed(reference)
     assert report["summary"]["metrics"] == reference["summary"]["metrics"]
+    # each observed queue's ledger, in the same rank (ten queues have series of their own)
+    assert len(reference["ledger"]) == 10
+    assert report["ledger"] == reference["ledger"]
 
 
 def test_the_standalone_cluster_agrees(

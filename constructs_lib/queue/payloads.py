@@ -11,7 +11,7 @@ named there tell it where the payloads are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aws_cdk import Acknowledgment, Annotations, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_kms as kms
@@ -73,8 +73,6 @@ class PayloadStore:
     settings: LargePayloads
     expiration_days: int
     created: bool
-    consumers: list[str] = field(default_factory=list)
-    """The construct paths of the functions already given access, so none is granted twice."""
 
 
 def create_store(

@@ -44,8 +44,8 @@ class PipelinesStack(Stack):
 
     Orders arrive from an SNS topic; a provisioned-mode consumer processes them, and a second
     function records the orders that end in the dead-letter queue. Payments' dead letters stay
-    in their queue for an operator, whose role may redrive them to the source; their bodies may
-    exceed SQS's 1 MiB, stored in S3 (``large_payloads``).
+    in their queue for an operator, whose role may redrive them to the source; their large bodies
+    are kept in S3 (``large_payloads``), and the consumer reads them from there.
     """
 
     def __init__(self, scope: Construct, construct_id: str, **kwargs: object) -> None:
@@ -135,8 +135,8 @@ class PipelinesStack(Stack):
             encryption_key=key,
             alarm_actions=alarm_actions,
             ok_actions=alarm_actions,
-            # Bodies above SQS's 1 MiB (a payment with its documents) go to a bucket encrypted
-            # with the same key, under "payments.fifo/", kept 4 + 14 + 1 days: a FIFO DLQ
+            # Large bodies (a payment with its documents) go to a bucket encrypted with the
+            # same key, under "payments.fifo/", kept 4 + 14 + 1 days: a FIFO DLQ
             # restarts a message's clock. The consumer reads and deletes there, the redrive
             # operator reads (docs/large-payloads.md).
             large_payloads=LargePayloads(),

@@ -26,8 +26,8 @@ def function(name: str) -> lambda_.Function:
     )
 
 
-# Bodies above SQS's 1 MiB go to S3, the message carries a pointer (the extended client's
-# format). The bucket is created, encrypted with the queue's key and kept 14 + 1 days: the DLQ's
+# Bodies above the producer's threshold (256 KiB by default, as in AWS's Python extended
+# client) go to S3, the message carries a pointer (the extended client's format). The bucket is created, encrypted with the queue's key and kept 14 + 1 days: the DLQ's
 # retention (a standard DLQ counts it from the first send) plus a day's margin.
 documents = ResilientQueue(
     stack,

@@ -17,6 +17,13 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # variable would instead compile aws_cdk again in every synth process (docs/performance.md).
 unexport PYTHONDONTWRITEBYTECODE
 
+# aws-cdk-lib and aws-cdk.cloud-assembly-schema (one of its dependencies) both ship
+# aws_cdk/cloud_assembly_schema/__init__.py, and the one uv unpacks last is kept. With the schema
+# package's file, aws-cdk-lib cannot read a synthesis message back ("Unknown interface:
+# aws-cdk-lib.cloud_assembly_schema.MetadataEntry", from Annotations and the assertions), so after
+# each install from a lock file aws-cdk-lib is unpacked once more, last.
+CDK_LIB_LAST := uv pip install --quiet --require-hashes --no-deps --reinstall-package aws-cdk-lib
+
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 # The full install, for targets that need every tool.
@@ -39,6 +46,7 @@ $(RUN_STAMP): uv-bootstrap.lock requirements-run.lock package-lock.json pyprojec
 	[ -x $(BIN)/python ] || python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r uv-bootstrap.lock
 	$(BIN)/uv pip install --quiet --require-hashes --no-deps --python $(BIN)/python -r requirements-run.lock
+	$(BIN)/$(CDK_LIB_LAST) --python $(BIN)/python -r requirements-run.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	$(BIN)/npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -46,6 +54,7 @@ $(RUN_STAMP): uv-bootstrap.lock requirements-run.lock package-lock.json pyprojec
 # Redone whenever the run set was (re)installed, so the venv never mixes the two lock files.
 $(TEST_STAMP): $(RUN_STAMP) requirements.lock
 	$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock
+	$(BIN)/$(CDK_LIB_LAST) --python $(BIN)/python -r requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -121,6 +130,7 @@ $(CDK_LOWEST_STAMP): uv-bootstrap.lock requirements-cdk-lowest.lock pyproject.to
 	python3 -m venv $(CDK_LOWEST_VENV)
 	$(CDK_LOWEST_BIN)/pip install --quiet --require-hashes --no-deps -r uv-bootstrap.lock
 	$(CDK_LOWEST_BIN)/uv pip sync --quiet --python $(CDK_LOWEST_BIN)/python requirements-cdk-lowest.lock
+	$(CDK_LOWEST_BIN)/$(CDK_LIB_LAST) --python $(CDK_LOWEST_BIN)/python -r requirements-cdk-lowest.lock
 	$(CDK_LOWEST_BIN)/uv pip install --quiet --python $(CDK_LOWEST_BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 

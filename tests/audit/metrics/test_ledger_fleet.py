@@ -14,7 +14,7 @@ import pytest
 from constructs_lib import limits
 from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
-from constructs_lib.audit.inputs import deployed
+from constructs_lib.audit.inputs import deployed, objects
 from constructs_lib.audit.model import AuditResult, QueueLedger
 from tests.audit.conftest import EngineAudit
 from tests.audit.metrics import ledger_fleet as planted
@@ -45,6 +45,9 @@ def observed(fleet: tuple[Fleet, str], monkeypatch: pytest.MonkeyPatch) -> str:
         monkeypatch.delenv(name, raising=False)
     for name, value in server.env.items():
         monkeypatch.setenv(name, value)
+    # This process keeps the S3 client it made first, with the endpoint of that moment: another
+    # module's planted fleet (its own server, stopped with the module) may have made it.
+    monkeypatch.setattr(objects, "_cached", None)
     return metrics
 
 

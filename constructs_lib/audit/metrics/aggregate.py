@@ -61,17 +61,7 @@ PARTIAL_KEYS: Final = ("account", "region", "namespace", "metric", "dimension_na
 _COMPACT_ROWS: Final = 2_000_000
 
 
-# The figures of a group of data points, from which column of the points, by which function,
-# then the gauge's reading at the first and at the last data point (``SeriesRow.opening``).
-FIGURES: Final = (
-    "maximum_max",
-    "total_sum",
-    "samples_sum",
-    "timestamp_min",
-    "timestamp_max",
-    "opening",
-    "closing",
-)
+FIGURES: Final = grouping.FIGURES
 _POINT_COLUMNS: Final = ("maximum", "total", "samples", "timestamp", "timestamp")
 _FIGURE_FUNCTIONS: Final = ("max", "sum", "sum", "min", "max")
 # Objects read ahead of the fold per worker: enough that a worker never waits for the fold,

@@ -30,6 +30,18 @@ class Edge(NamedTuple):
     earliest: bool
 
 
+# The figures of a group of data points, from which column of the points, by which function,
+# then the gauge's reading at the first and at the last data point (``SeriesRow.opening``).
+FIGURES: Final = (
+    "maximum_max",
+    "total_sum",
+    "samples_sum",
+    "timestamp_min",
+    "timestamp_max",
+    "opening",
+    "closing",
+)
+
 # A series' readings (``SeriesRow.opening``, ``closing``): of its data points, and of figures
 # of parts of them (each part's readings at its first and last timestamp).
 POINT_READINGS: Final = (

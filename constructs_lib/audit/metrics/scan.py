@@ -187,15 +187,7 @@ def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: 
     found.scanned[rows] = items
 
 
-_FIGURE_NAMES: Final = (
-    "maximum_max",
-    "total_sum",
-    "samples_sum",
-    "timestamp_min",
-    "timestamp_max",
-    "opening",
-    "closing",
-)
+_FIGURE_NAMES: Final = grouping.FIGURES
 
 
 def _settle_json_problems(found: Scan, limits: StreamLimits) -> list[StreamObject]:

@@ -268,6 +268,44 @@ def build_resilient_full(stack: Any, index: int) -> None:
     queue.add_lambda_consumer(_function(stack, index), batch_size=10, retry_backoff=RetryBackoff())
 
 
+def _failing_every_message(stack: Any, index: int, mapping: Any, actions: bool = False) -> Any:
+    """The consumer's metric-math alarm on the share of messages its invocations failed, as
+    ``ResilientQueue`` makes it: 99 % or more in each of five minutes."""
+    from aws_cdk import Duration
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
+    def mapping_metric(name: str) -> Any:
+        return cloudwatch.Metric(
+            namespace="AWS/Lambda",
+            metric_name=name,
+            dimensions_map={"EventSourceMappingUUID": mapping.event_source_mapping_id},
+            period=Duration.minutes(1),
+            statistic="Sum",
+        )
+
+    alarm = cloudwatch.Alarm(
+        stack,
+        f"FailingEveryMessage{index}",
+        metric=cloudwatch.MathExpression(
+            expression="IF(FILL(invoked, 0) > 0, 100 * FILL(failed, 0) / FILL(invoked, 0), 0)",
+            using_metrics={
+                "failed": mapping_metric("FailedInvokeEventCount"),
+                "invoked": mapping_metric("InvokedEventCount"),
+            },
+            period=Duration.minutes(1),
+        ),
+        threshold=99,
+        evaluation_periods=5,
+        datapoints_to_alarm=5,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_name=f"bench-{index}-failing-every-message",
+        alarm_description="Every message fails: see the runbook.",
+    )
+    if ALARM_ACTIONS and actions:
+        alarm.add_alarm_action(*ALARM_ACTIONS)
+    return alarm
+
+
 def build_l2_full(stack: Any, index: int) -> None:
     """``build_l2`` plus what the options add, written by hand: the silent-producers and
     quiet-groups alarms, the failing-every-message metric-math alarm, a composite alarm over the
@@ -306,33 +344,7 @@ def build_l2_full(stack: Any, index: int) -> None:
         actions=False,
     )
 
-    def mapping_metric(name: str) -> Any:
-        return cloudwatch.Metric(
-            namespace="AWS/Lambda",
-            metric_name=name,
-            dimensions_map={"EventSourceMappingUUID": mapping.event_source_mapping_id},
-            period=Duration.minutes(1),
-            statistic="Sum",
-        )
-
-    every = cloudwatch.Alarm(
-        stack,
-        f"FailingEveryMessage{index}",
-        metric=cloudwatch.MathExpression(
-            expression="IF(FILL(invoked, 0) > 0, 100 * FILL(failed, 0) / FILL(invoked, 0), 0)",
-            using_metrics={
-                "failed": mapping_metric("FailedInvokeEventCount"),
-                "invoked": mapping_metric("InvokedEventCount"),
-            },
-            period=Duration.minutes(1),
-        ),
-        threshold=99,
-        evaluation_periods=5,
-        datapoints_to_alarm=5,
-        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarm_name=f"bench-{index}-failing-every-message",
-        alarm_description="Every message fails: see the runbook.",
-    )
+    every = _failing_every_message(stack, index, mapping)
     dead_letters = stack.node.find_child(f"DeadLetters{index}")
     dead_letter_age = stack.node.find_child(f"DeadLetterAge{index}")
     members = (dead_letters, dead_letter_age, sent, quiet, every)
@@ -460,6 +472,11 @@ def build_l2_payloads(stack: Any, index: int) -> None:
         ),
     )
     consumer.add_layers(layer)
+    # ResilientQueue pages when the consumer fails every message: the same alarm, by hand.
+    [mapping_id] = [
+        c.node.id for c in consumer.node.children if c.node.id.startswith("SqsEventSource")
+    ]
+    _failing_every_message(stack, index, consumer.node.find_child(mapping_id), actions=True)
 
 
 def _backoff_layer_directory(more: tuple[str, ...] = ()) -> Path:

@@ -70,6 +70,19 @@ class Fleet:
         }
 
 
+def audit_as(fleet: Fleet, monkeypatch: Any) -> None:
+    """Point this process at ``fleet`` as its auditing user, for one test (``monkeypatch``): its
+    environment, and no S3 client made earlier for another server (``inputs.objects`` keeps the
+    first one it makes, with the endpoint of that moment; each fleet module starts its own)."""
+    from constructs_lib.audit.inputs import objects
+
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in fleet.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(objects, "_cached", None)
+
+
 def queue_audit(
     argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:

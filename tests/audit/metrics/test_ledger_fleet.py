@@ -14,11 +14,11 @@ import pytest
 from constructs_lib import limits
 from constructs_lib.audit.engines import AuditInputs, AuditOptions
 from constructs_lib.audit.engines import local as engine
-from constructs_lib.audit.inputs import deployed, objects
+from constructs_lib.audit.inputs import deployed
 from constructs_lib.audit.model import AuditResult, QueueLedger
 from tests.audit.conftest import EngineAudit
 from tests.audit.metrics import ledger_fleet as planted
-from tests.support.moto_accounts import CALLER, EAST, Fleet, start_server
+from tests.support.moto_accounts import CALLER, EAST, Fleet, audit_as, start_server
 
 pytest.importorskip("boto3")
 
@@ -41,13 +41,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, str
 @pytest.fixture
 def observed(fleet: tuple[Fleet, str], monkeypatch: pytest.MonkeyPatch) -> str:
     server, metrics = fleet
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in server.env.items():
-        monkeypatch.setenv(name, value)
-    # This process keeps the S3 client it made first, with the endpoint of that moment: another
-    # module's planted fleet (its own server, stopped with the module) may have made it.
-    monkeypatch.setattr(objects, "_cached", None)
+    audit_as(server, monkeypatch)
     return metrics
 
 

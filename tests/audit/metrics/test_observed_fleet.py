@@ -25,6 +25,7 @@ from tests.support.moto_accounts import (
     WEST,
     Fleet,
     as_account,
+    audit_as,
     policy,
     queue_audit,
     session,
@@ -72,10 +73,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, str
 @pytest.fixture
 def observed(fleet: tuple[Fleet, str], monkeypatch: pytest.MonkeyPatch) -> str:
     server, metrics = fleet
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in server.env.items():
-        monkeypatch.setenv(name, value)
+    audit_as(server, monkeypatch)
     return metrics
 
 

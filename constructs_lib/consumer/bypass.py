@@ -9,8 +9,11 @@ at deploy.
 
 from __future__ import annotations
 
+import json
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import jsii
 from aws_cdk import Aspects, IAspect, Stack, Token
@@ -33,15 +36,15 @@ class BypassingMapping:
 
 @jsii.implements(IAspect)
 class BypassingConsumers:
-    """Finds, at synth, the mappings on ``queue`` that ``own_mappings`` (the construct's own
-    consumers) does not list, and makes the queue's visibility timeout cover them."""
+    """Finds, at synth, the mappings on ``queue`` that ``own_mappings`` (the jsii references of
+    the construct's own consumers' mappings) does not list, and makes the queue's visibility timeout cover them."""
 
     def __init__(
         self,
         path: str,
         queue: sqs.Queue,
         cfn_queue: sqs.CfnQueue,
-        own_mappings: Callable[[], set[str]],
+        own_mappings: Callable[[], frozenset[str]],
         visibility: Callable[[], int],
         explicit: int | None,
     ) -> None:
@@ -87,27 +90,13 @@ class BypassingConsumers:
     def _bypassing(self) -> list[BypassingMapping]:
         queue_arn = self.queue.queue_arn
         stack = Stack.of(self.queue)
-        resolved_arn = stack.resolve(queue_arn)
+        mappings = AppMappings.of(self.queue.node.root)
         own = self.own_mappings()
-        functions: dict[str, lambda_.Function] = {}
-        mappings: list[lambda_.CfnEventSourceMapping] = []
-        for construct in self.queue.node.root.node.find_all():
-            if isinstance(construct, lambda_.CfnEventSourceMapping):
-                mappings.append(construct)
-            elif isinstance(construct, lambda_.Function):
-                functions[construct.function_name] = construct
-                functions[construct.function_arn] = construct
         found = []
-        for mapping in mappings:
-            if mapping.node.path in own:
+        for mapping in mappings.reading(queue_arn, stack):
+            if reference(mapping) in own:
                 continue
-            arn = mapping.event_source_arn
-            same = arn == queue_arn or (
-                Stack.of(mapping) is stack and stack.resolve(arn) == resolved_arn
-            )
-            if not same:
-                continue
-            function = functions.get(mapping.function_name)
+            function = mappings.function(mapping.function_name)
             found.append(BypassingMapping(mapping, function, _needed(mapping, function)))
         return found
 
@@ -122,6 +111,73 @@ class BypassingConsumers:
             "attach the function with add_lambda_consumer(fn, function_timeout=Duration."
             "seconds(N)) instead of add_event_source or lambda_.EventSourceMapping",
         )
+
+
+class AppMappings:
+    """The event source mappings of an app, by the queue ARN they read, read once per state of
+    the app's tree: each ResilientQueue's check looks its own queue up here. Walking the app
+    and reading every mapping and function once per queue made synth quadratic in the number
+    of queues (each read is a call into CDK's Node.js process)."""
+
+    # By the app's root: the index and the tree it was read from (the jsii references of
+    # every construct: a construct added or removed, by any aspect or between synths, reads
+    # the app again).
+    _cache: ClassVar[weakref.WeakKeyDictionary[IConstruct, AppMappings]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def __init__(self, tree: tuple[str, ...], constructs: list[IConstruct]) -> None:
+        self.tree = tree
+        self._constructs = constructs
+        self._by_arn: dict[str, list[lambda_.CfnEventSourceMapping]] = {}
+        self._by_resolved: dict[tuple[str, str], list[lambda_.CfnEventSourceMapping]] = {}
+        for construct in constructs:
+            if isinstance(construct, lambda_.CfnEventSourceMapping):
+                arn = construct.event_source_arn
+                if arn is None:  # a self-managed Kafka source: no queue
+                    continue
+                self._by_arn.setdefault(arn, []).append(construct)
+                stack = Stack.of(construct)
+                self._by_resolved.setdefault(_resolved(stack, arn), []).append(construct)
+        self._functions: dict[str, lambda_.Function] | None = None
+
+    @classmethod
+    def of(cls, root: IConstruct) -> AppMappings:
+        constructs = root.node.find_all()
+        tree = tuple(reference(c) for c in constructs)
+        cached = cls._cache.get(root)
+        if cached is None or cached.tree != tree:
+            cached = cls._cache[root] = cls(tree, constructs)
+        return cached
+
+    def reading(self, queue_arn: str, stack: Stack) -> list[lambda_.CfnEventSourceMapping]:
+        """The mappings whose event source is ``queue_arn``: the same token (in any stack), or
+        a value that resolves to the same ARN in the queue's stack."""
+        same = list(self._by_arn.get(queue_arn, ()))
+        for mapping in self._by_resolved.get(_resolved(stack, queue_arn), ()):
+            if not any(mapping is m for m in same):
+                same.append(mapping)
+        return same
+
+    def function(self, name: str) -> lambda_.Function | None:
+        """The function of the app whose name or ARN is ``name`` (a mapping's function_name)."""
+        if self._functions is None:
+            self._functions = {}
+            for construct in self._constructs:
+                if isinstance(construct, lambda_.Function):
+                    self._functions[construct.function_name] = construct
+                    self._functions[construct.function_arn] = construct
+        return self._functions.get(name)
+
+
+def reference(construct: IConstruct) -> str:
+    # The Python objects CDK returns for the same construct differ from call to call; the
+    # jsii reference names the construct itself.
+    return str(construct.__jsii_ref__.ref)  # type: ignore[attr-defined]
+
+
+def _resolved(stack: Stack, arn: str) -> tuple[str, str]:
+    return reference(stack), json.dumps(stack.resolve(arn), sort_keys=True)
 
 
 def _needed(

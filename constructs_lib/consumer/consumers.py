@@ -17,7 +17,7 @@ from constructs import Construct
 
 from constructs_lib import adoption, policy
 from constructs_lib.alarms.factory import AlarmFactory
-from constructs_lib.consumer import backoff_layer, payload_access
+from constructs_lib.consumer import backoff_layer, bypass, payload_access
 from constructs_lib.consumer.event_source import (
     ConsumerSettings,
     LambdaConsumer,
@@ -83,6 +83,7 @@ class QueueConsumers:
         self._alarms = alarms
         self._feeds = feeds
         self._on_added = on_added
+        self._mapping_references: set[str] = set()
 
     @property
     def visibility_timeout(self) -> int | None:
@@ -91,16 +92,10 @@ class QueueConsumers:
             return None
         return max(c.visibility_timeout for c in self.consumers)
 
-    def mapping_paths(self) -> set[str]:
-        """The construct paths of the consumers' event source mappings (CloudFormation
-        resources), to tell them from mappings added without the construct."""
-        paths = set()
-        for consumer in self.consumers:
-            mapping_id = f"SqsEventSource:{Names.node_unique_id(self.consumed.queue.node)}"
-            mapping = consumer.function.node.try_find_child(mapping_id)
-            if mapping is not None and mapping.node.default_child is not None:
-                paths.add(mapping.node.default_child.node.path)
-        return paths
+    def mapping_references(self) -> frozenset[str]:
+        """The consumers' event source mappings (CloudFormation resources, by jsii reference),
+        to tell them from mappings added without the construct."""
+        return frozenset(self._mapping_references)
 
     def add(self, call: ConsumerCall) -> LambdaConsumer:
         """One code path for the consumers of both queues: check, derive, wire, alarm."""
@@ -229,6 +224,9 @@ class QueueConsumers:
         function.add_event_source(event_source)
         mapping = function.node.try_find_child(mapping_id)
         if mapping is not None:
+            cfn_mapping = mapping.node.default_child
+            if cfn_mapping is not None:
+                self._mapping_references.add(bypass.reference(cfn_mapping))
             adoption.keep_logical_id(
                 mapping, self.consumed.mapping_logical_ids.get(function.node.id)
             )

@@ -98,7 +98,7 @@ def watch_visibility(queue: ResilientQueue, max_receive_count: object) -> Bypass
         queue.node.path,
         queue.queue,
         queue._pair.cfn_queue,
-        queue._source_consumers.mapping_paths,
+        queue._source_consumers.mapping_references,
         lambda: queue.visibility_timeout,
         queue._settings.visibility_seconds,
     )

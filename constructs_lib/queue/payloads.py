@@ -152,8 +152,9 @@ _ACKNOWLEDGED = {
 
 
 def _acknowledge(bucket: s3.Bucket) -> None:
-    for rule, reason in _ACKNOWLEDGED.items():
-        Validations.of(bucket).acknowledge(Acknowledgment(id=rule, reason=reason))
+    Validations.of(bucket).acknowledge(
+        *(Acknowledgment(id=rule, reason=reason) for rule, reason in _ACKNOWLEDGED.items())
+    )
 
 
 def _warn_lifecycle(scope: Construct, bucket: s3.IBucket, prefix: str, days: int) -> None:

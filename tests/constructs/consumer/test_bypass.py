@@ -60,6 +60,42 @@ def test_an_event_source_mapping_written_directly_is_seen(
     assert queue_properties(stack, "orders")["VisibilityTimeout"] == 270
 
 
+def test_a_mapping_whose_arn_is_written_another_way_is_seen(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    orders = ResilientQueue(stack, "Orders", queue_name="orders")
+    arn = cdk.Fn.get_att(stack.get_logical_id(orders.queue.node.default_child), "Arn")
+    lambda_.EventSourceMapping(
+        stack, "Direct", target=make_function(45), event_source_arn=arn.to_string()
+    )
+    synth(stack)
+    assert queue_properties(stack, "orders")["VisibilityTimeout"] == 270
+
+
+def test_each_queue_covers_only_the_mappings_on_itself(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    # The app's mappings are read once for every queue; each queue takes its own from them.
+    for index, seconds in enumerate((30, 70, 110)):
+        queue = ResilientQueue(stack, f"Queue{index}", queue_name=f"queue-{index}")
+        make_function(seconds).add_event_source(event_sources.SqsEventSource(queue.queue))
+    synth(stack)
+    assert [
+        queue_properties(stack, f"queue-{index}")["VisibilityTimeout"] for index in range(3)
+    ] == [180, 420, 660]
+
+
+def test_a_mapping_added_after_a_synth_is_seen_at_the_next(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    orders = ResilientQueue(stack, "Orders", queue_name="orders")
+    orders.add_lambda_consumer(make_function(10))
+    synth(stack)
+    make_function(60).add_event_source(event_sources.SqsEventSource(orders.queue))
+    cdk.Stage.of(stack).synth(force=True)  # type: ignore[union-attr]
+    assert queue_properties(stack, "orders")["VisibilityTimeout"] == 360
+
+
 def test_a_mapping_in_another_stack_is_seen(
     stack: cdk.Stack, make_function: FunctionFactory
 ) -> None:

@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import jsii
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -142,6 +141,10 @@ def _add_rule_target(
     key = pair.queue.encryption_master_key
     if key is None:
         # SSE-SQS: SqsQueue's queue policy is scoped to the rule (aws:SourceArn); nothing missing.
+        # Imported here: the module takes about 40 ms to import, in every app that imports
+        # constructs_lib, for the apps that wire a rule.
+        from aws_cdk import aws_events_targets as targets
+
         target: events.IRuleTarget = targets.SqsQueue(pair.queue, message_group_id=message_group_id)
         rule.add_target(target)
         return target

@@ -204,6 +204,16 @@ def function_properties(function: lambda_.Function) -> Mapping[str, Any]:
     return properties if isinstance(properties, dict) else {}
 
 
+def function_layers(function: lambda_.Function) -> list[Any]:
+    """The function's layers as the template will hold them: the property alone, resolved
+    (cheaper than ``function_properties`` where the environment is not needed)."""
+    cfn = function.node.default_child
+    layers = (
+        Stack.of(function).resolve(cfn.layers) if isinstance(cfn, lambda_.CfnFunction) else None
+    )
+    return list(layers) if isinstance(layers, list) else []
+
+
 def _environment_conflicts(
     function: lambda_.Function, schedule: Backoff, properties: Mapping[str, Any]
 ) -> list[Problem]:

@@ -67,7 +67,7 @@ def plan(
     delete = store.settings.consumers_delete
     if not store.settings.layer or settable is None or not backoff_layer.is_python(settable):
         return PayloadAccess(store, function, settable, delete, layer=False), []
-    layers = list(backoff_layer.function_properties(settable).get("layers") or [])
+    layers = backoff_layer.function_layers(settable)
     if backoff_layer.holds_layer(settable, layers, backoff_layer.PAYLOADS_LAYER_ID):
         return PayloadAccess(store, function, settable, delete, False, holds_layer=True), []
     if len(layers) < limits.LAYERS_PER_FUNCTION_MAX:

@@ -96,6 +96,24 @@ def test_a_mapping_added_after_a_synth_is_seen_at_the_next(
     assert queue_properties(stack, "orders")["VisibilityTimeout"] == 360
 
 
+def test_a_mapping_without_an_event_source_arn_is_not_a_consumer(
+    stack: cdk.Stack, make_function: FunctionFactory
+) -> None:
+    # A self-managed Kafka source names brokers, not an ARN: it reads no queue.
+    orders = ResilientQueue(stack, "Orders", queue_name="orders")
+    orders.add_lambda_consumer(make_function(10))
+    lambda_.EventSourceMapping(
+        stack,
+        "Kafka",
+        target=make_function(100),
+        kafka_bootstrap_servers=["b-1.example.com:9092"],
+        kafka_topic="orders",
+        starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+    )
+    synth(stack)
+    assert queue_properties(stack, "orders")["VisibilityTimeout"] == 60  # the consumer's 6 x 10
+
+
 def test_a_mapping_in_another_stack_is_seen(
     stack: cdk.Stack, make_function: FunctionFactory
 ) -> None:

@@ -37,7 +37,8 @@ class BypassingMapping:
 @jsii.implements(IAspect)
 class BypassingConsumers:
     """Finds, at synth, the mappings on ``queue`` that ``own_mappings`` (the jsii references of
-    the construct's own consumers' mappings) does not list, and makes the queue's visibility timeout cover them."""
+    the construct's own consumers' mappings) does not list, and makes the queue's visibility
+    timeout cover them."""
 
     def __init__(
         self,
@@ -94,7 +95,7 @@ class BypassingConsumers:
         own = self.own_mappings()
         found = []
         for mapping in mappings.reading(queue_arn, stack):
-            if reference(mapping) in own:
+            if jsii_reference(mapping) in own:
                 continue
             function = mappings.function(mapping.function_name)
             found.append(BypassingMapping(mapping, function, _needed(mapping, function)))
@@ -144,7 +145,7 @@ class AppMappings:
     @classmethod
     def of(cls, root: IConstruct) -> AppMappings:
         constructs = root.node.find_all()
-        tree = tuple(reference(c) for c in constructs)
+        tree = tuple(jsii_reference(c) for c in constructs)
         cached = cls._cache.get(root)
         if cached is None or cached.tree != tree:
             cached = cls._cache[root] = cls(tree, constructs)
@@ -170,14 +171,14 @@ class AppMappings:
         return self._functions.get(name)
 
 
-def reference(construct: IConstruct) -> str:
+def jsii_reference(construct: IConstruct) -> str:
     # The Python objects CDK returns for the same construct differ from call to call; the
     # jsii reference names the construct itself.
     return str(construct.__jsii_ref__.ref)  # type: ignore[attr-defined]
 
 
 def _resolved(stack: Stack, arn: str) -> tuple[str, str]:
-    return reference(stack), json.dumps(stack.resolve(arn), sort_keys=True)
+    return jsii_reference(stack), json.dumps(stack.resolve(arn), sort_keys=True)
 
 
 def _needed(

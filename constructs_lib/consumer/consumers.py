@@ -226,7 +226,7 @@ class QueueConsumers:
         if mapping is not None:
             cfn_mapping = mapping.node.default_child
             if cfn_mapping is not None:
-                self._mapping_references.add(bypass.reference(cfn_mapping))
+                self._mapping_references.add(bypass.jsii_reference(cfn_mapping))
             adoption.keep_logical_id(
                 mapping, self.consumed.mapping_logical_ids.get(function.node.id)
             )

@@ -9,7 +9,7 @@ data points, whatever their period).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
@@ -82,6 +82,25 @@ def merge_figures(partials: list[pa.Table], keys: Sequence[str] = PARTIAL_KEYS) 
     figures = list(zip(FIGURES[: len(_FIGURE_FUNCTIONS)], _FIGURE_FUNCTIONS, strict=True))
     merged = grouping.group(pa.concat_tables(partials), keys, figures, grouping.FIGURE_READINGS)
     return merged.rename_columns([*keys, *FIGURES])
+
+
+def merge_batches(
+    batches: Iterable[pa.RecordBatch], limit_rows: int, keys: Sequence[str] = PARTIAL_KEYS
+) -> pa.Table | None:
+    """Batches of figures (``keys`` and ``FIGURES``), each series' in any of them -> the
+    figures per series (None without a row); parts merged as they pass ``limit_rows``, so
+    memory follows the series, not the parts."""
+    parts: list[pa.Table] = []
+    held = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        parts.append(pa.Table.from_batches([batch]))
+        held += batch.num_rows
+        if held > limit_rows and len(parts) > 1:
+            parts = [merge_figures(parts, keys)]
+            held = parts[0].num_rows
+    return merge_figures(parts, keys) if parts else None
 
 
 def figure_rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:

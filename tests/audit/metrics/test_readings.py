@@ -142,6 +142,25 @@ def test_merged_parts_keep_the_edges_of_the_earliest_and_latest_part() -> None:
     assert merged.sort_by("name").to_pylist() == whole.sort_by("name").to_pylist()
 
 
+@pytest.mark.parametrize("limit_rows", [1, 1_000])
+def test_batches_of_figures_merge_as_one_table_whenever_the_parts_are_merged(
+    limit_rows: int,
+) -> None:
+    # A batch per data point: with a limit of 1 the parts are merged at every batch.
+    whole = aggregate.partial_figures(_points(_table()), ["name"])
+    batches = [
+        batch
+        for i in range(_table().num_rows)
+        for batch in aggregate.partial_figures(_points(_table().slice(i, 1)), ["name"])
+        .rename_columns(["name", *aggregate.FIGURES])
+        .to_batches()
+    ]
+    merged = aggregate.merge_batches(batches, limit_rows, ["name"])
+    assert merged is not None
+    assert merged.sort_by("name").to_pylist() == whole.sort_by("name").to_pylist()
+    assert aggregate.merge_batches([], limit_rows, ["name"]) is None
+
+
 def _points(table: pa.Table) -> pa.Table:
     """The hand-made rows as data points (``total`` and ``samples`` besides)."""
     return pa.table(

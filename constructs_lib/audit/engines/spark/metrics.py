@@ -16,7 +16,9 @@ instead of ten million, which the JVM had to turn into rows, cache and group. Th
 (the newest data point) is only known once every object is read, so the figures are per day:
 the days after the one holding the window's start are wholly inside it, and that day alone is
 counted again over the objects that hold its data points (``Recount``), as the local engine's
-DuckDB scan does. The driver collects the aggregates only, as many as the fleet has series.
+DuckDB scan does. A shuffle by series brings each series' days into one partition, where the
+local engine's merge makes them one row (``series_figures``). The driver collects the aggregates
+only, as many as the fleet has series.
 
 The day figures are persisted once, on disk only: on a local master the executor is the
 driver's JVM, and 10^8 decoded data points held in memory there ran its default 1 GiB heap out.
@@ -35,6 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
 from constructs_lib.audit.engines.spark.packing import TaskPacking, planned_objects, session_packing
+from constructs_lib.audit.engines.spark.schemas import arrow_schema
 from constructs_lib.audit.metrics import aggregate, scan, stream
 from constructs_lib.audit.metrics.aggregate import PARTIAL_KEYS, MetricsInput
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS, StreamLimits
@@ -72,6 +75,8 @@ FIGURES_SCHEMA: Final = StructType(
         *(StructField(n, DoubleType(), True) for n in aggregate.FIGURES[5:]),
     ]
 )
+# The day figures' columns in DAY_SCHEMA, in the order of ``aggregate.FIGURES``.
+DAY_FIGURES: Final = ("maximum", "total", "samples", "first", "last", "opening", "closing")
 _DAY_KEYS: Final = (*PARTIAL_KEYS, "day")
 _FIGURE_COLUMNS: Final = (*_DAY_KEYS, *aggregate.FIGURES)
 
@@ -155,7 +160,7 @@ class _DayFigures:
             pa.nulls(rows, pa.int64()),
             *(merged.column(name) for name in _FIGURE_COLUMNS),
         ]
-        table = pa.Table.from_arrays(columns, schema=_arrow(DAY_SCHEMA))
+        table = pa.Table.from_arrays(columns, schema=arrow_schema(DAY_SCHEMA))
         yield from table.to_batches(max_chunksize=BATCH_ROWS)
 
 
@@ -205,7 +210,7 @@ def _read_days(
             f.name: [None] * len(objects.rows["object"]) for f in DAY_SCHEMA
         }
         summary.update(objects.rows)
-        yield pa.RecordBatch.from_pydict(summary, schema=_arrow(DAY_SCHEMA))
+        yield pa.RecordBatch.from_pydict(summary, schema=arrow_schema(DAY_SCHEMA))
 
 
 class _ObjectRows:
@@ -242,16 +247,9 @@ def _figure_schema() -> Any:
     """The Arrow schema of figures per series, dimension set and day, as grouped."""
     import pyarrow as pa
 
-    day = _arrow(DAY_SCHEMA)  # past the object's own columns, the day figures' in this order
+    day = arrow_schema(DAY_SCHEMA)  # past the object's own columns, the day figures' in this order
     kinds = [day.field(n).type for n in day.names[3:]]
     return pa.schema(list(zip(_FIGURE_COLUMNS, kinds, strict=True)))
-
-
-def _arrow(schema: StructType) -> Any:
-    import pyarrow as pa
-
-    kinds = {"string": pa.string(), "double": pa.float64(), "bigint": pa.int64()}
-    return pa.schema([(f.name, kinds[f.dataType.simpleString()]) for f in schema.fields])
 
 
 def day_frame(
@@ -270,18 +268,20 @@ def day_frame(
 
 def series_figures(days: DataFrame) -> DataFrame:
     """Day figures of the window's data points -> the figures per series and dimension set,
-    coverage-only rows included (``FIGURES_SCHEMA``): what ``aggregate.figure_rows`` turns into
-    the series and the coverage, as the local engine does; readings as ``grouping.Edge``."""
-    maximum, total, samples, first, last, opening, closing = aggregate.FIGURES
-    return days.groupBy(*PARTIAL_KEYS).agg(
-        F.max("maximum").alias(maximum),
-        F.sum("total").alias(total),
-        F.sum("samples").alias(samples),
-        F.min("first").alias(first),
-        F.max("last").alias(last),
-        F.max_by("opening", F.struct(-F.col("first"), F.col("opening"))).alias(opening),
-        F.max_by("closing", F.struct(F.col("last"), F.col("closing"))).alias(closing),
+    coverage-only rows included (``FIGURES_SCHEMA``), readings as ``grouping.Edge``: a shuffle
+    by series, then the local engine's merge in each partition. (A ``groupBy`` needs ``max_by``
+    over a struct for the readings, which Spark runs as a slow sort-based aggregate.)"""
+    named = days.select(
+        *PARTIAL_KEYS,
+        *(F.col(day).alias(name) for day, name in zip(DAY_FIGURES, aggregate.FIGURES, strict=True)),
     )
+    return named.repartition(*PARTIAL_KEYS).mapInArrow(_merged, FIGURES_SCHEMA)
+
+
+def _merged(batches: Iterable[Any]) -> Iterator[Any]:
+    merged = aggregate.merge_batches(batches, MERGE_ROWS)
+    if merged is not None:
+        yield from merged.cast(arrow_schema(FIGURES_SCHEMA)).to_batches(max_chunksize=BATCH_ROWS)
 
 
 def after_day(figures: DataFrame, day: int) -> DataFrame:

@@ -206,3 +206,11 @@ def narrow(wide: DataFrame, tag: str, with_src: bool = False) -> DataFrame:
     places = zip(_fields_in_wide(tag), ROW_SCHEMAS[tag].names, strict=True)
     columns = [F.col(place).alias(name) for place, name in places]
     return wide.filter(F.col("tag") == tag).select(*columns, *(["src"] if with_src else []))
+
+
+def arrow_schema(schema: StructType) -> Any:
+    """The Arrow schema of a Spark schema of text, double and bigint columns."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "double": pa.float64(), "bigint": pa.int64()}
+    return pa.schema([(f.name, kinds[f.dataType.simpleString()]) for f in schema.fields])

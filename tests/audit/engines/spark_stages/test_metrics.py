@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from constructs_lib.audit.engines.spark import metrics
+from constructs_lib.audit.engines.spark.schemas import arrow_schema
 from constructs_lib.audit.metrics import scan, stream
 from tests.support.frames import assert_same_rows, frame
 
@@ -80,7 +81,7 @@ def _task(objects: list[stream.StreamObject], recount: metrics.Recount | None = 
         }
     )
     read = metrics._read_days([batch], metrics.DEFAULT_STREAM_LIMITS, recount)
-    return pa.Table.from_batches(list(read), schema=metrics._arrow(metrics.DAY_SCHEMA))
+    return pa.Table.from_batches(list(read), schema=arrow_schema(metrics.DAY_SCHEMA))
 
 
 def _day_rows(table: pa.Table) -> list[tuple[Any, ...]]:

@@ -40,7 +40,7 @@ def _one_run(location: str, workers: int, days: int) -> dict[str, tuple[float, f
     (found, _left), took["scan (split included)"] = _timed(scan.scan, ordered, limits, workers)
     start = window(found.newest, days)[0]
     figures, took["figures"] = _timed(scan.figures, found, start, workers)
-    _, took["rows"] = _timed(aggregate._rows, figures)
+    _, took["rows"] = _timed(aggregate.figure_rows, figures)
     return took
 
 

@@ -12,11 +12,19 @@ by each engine, ``--runs`` times, each run in a fresh child process:
 - ``local-1``, ``local-2``: ``metrics.aggregate.read_and_aggregate``, with ``workers=N`` when
   its signature has that keyword (else both run the same engine: ``workers`` is false);
 - ``duckdb``: the same aggregation as one bare DuckDB query, 2 threads (DuckDB reads the files
-  itself: the reference for what one process can do, not the audit);
+  itself: the reference for what one process can do, not the audit), which returns counts;
+- ``duckdb-figures``: the same query returning what the rules read: every series' figures with
+  its readings at the window's edges (``SeriesRow.opening``, ``closing``), each account and
+  region's coverage, as Python rows in the series' order;
 - ``spark``: ``engines.spark.metrics.read_and_aggregate`` on a ``local[2]`` session;
 - ``cluster-1``, ``cluster-2``: the same on a standalone cluster of 1 or 2 workers of one core
   (``StandaloneCluster`` of tests/support/clusters.py, as bench/audit_bench.py starts it, once
   per engine and invocation; its start-up is reported apart).
+
+For every engine the libraries it imports on first use (DuckDB; pandas, which pyarrow imports
+at its first conversion of Python objects when it is installed, as the ``spark`` extra does)
+are imported before the run is timed, as the DuckDB references import DuckDB; ``imports_s``
+says what that took.
 
 Per run: wall (the child, start-up included), run (the aggregation alone, session start-up
 excluded), CPU of the child's tree and, for a cluster, of its daemons' trees meanwhile, peak RSS
@@ -52,7 +60,7 @@ sys.path.insert(0, str(HERE))
 
 import audit_bench  # noqa: E402  (process-tree CPU and memory, the cluster's start and stop)
 
-ENGINES = ("local-1", "local-2", "duckdb", "spark", "cluster-1", "cluster-2")
+ENGINES = ("local-1", "local-2", "duckdb", "duckdb-figures", "spark", "cluster-1", "cluster-2")
 SHAPES = ("large", "small")
 FORMATS = ("json", "parquet")
 LOCAL_WORKERS = {"local-1": 1, "local-2": 2}
@@ -86,12 +94,23 @@ SELECT 'coverage', count(*), 0 FROM (
     SELECT account, region, min(timestamp), max(timestamp) FROM inside
     WHERE namespace = 'AWS/SQS' GROUP BY ALL)
 """
+DUCKDB_FIGURES_QUERY = (
+    DUCKDB_QUERY[: DUCKDB_QUERY.index("SELECT 'series'")]
+    + """SELECT grouping(namespace) AS coverage_row, account, region, namespace, metric, name,
+    max(maximum), sum(total) FILTER (WHERE name IS NOT NULL), sum(samples), min(timestamp),
+    max(timestamp), arg_max(maximum, struct_pack(t := -timestamp, v := maximum)),
+    arg_max(maximum, struct_pack(t := timestamp, v := maximum))
+FROM inside WHERE name IS NOT NULL OR namespace = 'AWS/SQS'
+GROUP BY GROUPING SETS ((account, region, namespace, metric, name), (account, region))
+ORDER BY ALL
+"""
+)
 
 
 # --- child: one run ------------------------------------------------------------------------------
 
 
-def _duckdb(path: Path, days: int, master: str | None) -> dict[str, Any]:
+def _duckdb(path: Path, days: int, figures: bool) -> dict[str, Any]:
     import duckdb
 
     con = duckdb.connect(config={"threads": DUCKDB_THREADS})
@@ -108,10 +127,17 @@ def _duckdb(path: Path, days: int, master: str | None) -> dict[str, Any]:
             f"columns={columns})"
         )
     started = time.monotonic()
-    rows = {
-        kind: (n, totals)
-        for kind, n, totals in con.sql(DUCKDB_QUERY.format(source=source, days=days)).fetchall()
-    }
+    if figures:
+        found = con.sql(DUCKDB_FIGURES_QUERY.format(source=source, days=days)).fetchall()
+        series = [row for row in found if not row[0] and row[5] is not None]
+        coverage = [row for row in found if row[0]]
+        rows = {
+            "series": (len(series), sum(row[7] for row in series)),
+            "coverage": (len(coverage), 0),
+        }
+    else:
+        query = DUCKDB_QUERY.format(source=source, days=days)
+        rows = {kind: (n, totals) for kind, n, totals in con.sql(query).fetchall()}
     return {
         "run_s": time.monotonic() - started,
         "series": rows["series"][0],
@@ -162,16 +188,32 @@ def _local(path: Path, days: int, workers: int) -> dict[str, Any]:
     # The keyword arrives with the parallel local engine; before it, one process reads all.
     has_workers = "workers" in inspect.signature(aggregate.read_and_aggregate).parameters
     options: dict[str, Any] = {"workers": workers} if has_workers else {}
+    imports = _imported()
     started = time.monotonic()
     result = aggregate.read_and_aggregate(str(path), days, **options)
-    return {"run_s": time.monotonic() - started, "workers": has_workers, **_figures(result)}
+    return {
+        "run_s": time.monotonic() - started,
+        "imports_s": imports,
+        "workers": has_workers,
+        **_figures(result),
+    }
+
+
+def _imported() -> float:
+    """Seconds to import what the local engine imports on first use (see the module's text)."""
+    started = time.monotonic()
+    import duckdb  # noqa: F401
+    import pyarrow as pa
+
+    pa.array([0]).to_pylist()  # pyarrow's first conversion imports pandas when it is installed
+    return time.monotonic() - started
 
 
 def child(engine: str, path: Path, days: int, master: str | None) -> None:
     if engine in LOCAL_WORKERS:
         figures = _local(path, days, LOCAL_WORKERS[engine])
-    elif engine == "duckdb":
-        figures = _duckdb(path, days, master)
+    elif engine in ("duckdb", "duckdb-figures"):
+        figures = _duckdb(path, days, engine == "duckdb-figures")
     else:
         figures = _spark(path, days, master)
     print(json.dumps(figures))
@@ -228,6 +270,7 @@ def run_engine(engine: str, path: Path, runs: int, days: int, at: Any) -> dict[s
         "run_s_median": mid("run_s"),
         "run_s_all": [round(s["run_s"], 2) for s in samples],
         "startup_s_median": mid("startup_s"),
+        "imports_s_median": mid("imports_s"),
         "cpu_s_median": mid("cpu_s"),
         "cluster_cpu_s_median": mid("cluster_cpu_s") if daemons else None,
         "peak_rss_mb_max": max(s["peak_rss_mb"] for s in samples),
@@ -265,12 +308,14 @@ def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if (r["size"], r["shape"], r["format"]) == key
         }
         duck = times.get("duckdb")
+        same = times.get("duckdb-figures")
         out.append(
             {
                 "size": key[0],
                 "shape": key[1],
                 "format": key[2],
                 "vs_duckdb": {e: t / duck for e, t in times.items() if duck} if duck else {},
+                "vs_duckdb_figures": {e: t / same for e, t in times.items()} if same else {},
                 "local": amdahl(times.get("local-1"), times.get("local-2")),
                 "cluster": amdahl(times.get("cluster-1"), times.get("cluster-2")),
             }
@@ -304,16 +349,22 @@ def markdown(report: dict[str, Any]) -> str:
         "wall: the child process, start-up included. CPU: the child's tree, and the cluster's "
         "daemons meanwhile. Peak RSS: the child's tree, its own process (driver), the cluster.",
         "",
-        "| points | shape | format | objects | engine | run s | wall s | vs DuckDB | CPU s "
+        "| points | shape | format | objects | engine | run s | wall s | vs DuckDB "
+        "| vs DuckDB figures | CPU s "
         "| cluster CPU s | peak RSS MiB | driver RSS MiB | cluster RSS MiB | JVM heap MiB |",
-        "|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     ratios = {(s["size"], s["shape"], s["format"]): s["vs_duckdb"] for s in report["summaries"]}
+    same = {
+        (s["size"], s["shape"], s["format"]): s["vs_duckdb_figures"] for s in report["summaries"]
+    }
     for r in report["rows"]:
-        ratio = ratios.get((r["size"], r["shape"], r["format"]), {}).get(r["engine"])
+        key = (r["size"], r["shape"], r["format"])
+        ratio, figures = (found.get(key, {}).get(r["engine"]) for found in (ratios, same))
         lines.append(
             f"| {r['size']:,} | {r['shape']} | {r['format']} | {r['objects']:,} | {r['engine']} "
             f"| {_num(r['run_s_median'], 2)} | {_num(r['wall_s_median'])} | {_num(ratio, 2)} "
+            f"| {_num(figures, 2)} "
             f"| {_num(r['cpu_s_median'])} | {_num(r['cluster_cpu_s_median'])} "
             f"| {_num(r['peak_rss_mb_max'], 0)} | {_num(r['driver_peak_rss_mb_max'], 0)} "
             f"| {_num(r['cluster_peak_rss_mb_max'], 0)} | {_num(r['jvm_heap_peak_mb_median'], 0)} |"

@@ -9,8 +9,10 @@ data points, whatever their period).
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -107,10 +109,12 @@ def figure_rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
     """Figures per series and dimension set (``PARTIAL_KEYS`` and ``FIGURES``) -> the series
     (those with a dimension), and each account and region's AWS/SQS coverage, both sorted."""
     named = partial.filter(pc.not_equal(partial.column("dimension_name"), ""))
-    ordered = named.sort_by([(k, "ascending") for k in SERIES_KEYS])
-    series_rows = list(
-        map(SeriesRow._make, zip(*grouping.columns(ordered, (*SERIES_KEYS, *FIGURES)), strict=True))
-    )
+    # Text sorts by its UTF-8 bytes, which is Python's order of code points, and the series
+    # keys are unique: the rows come out in Python's order.
+    ordered = grouping.sort(named, SERIES_KEYS)
+    with _collector_paused():
+        columns = grouping.columns(ordered, (*SERIES_KEYS, *FIGURES))
+        series_rows = list(map(SeriesRow._make, zip(*columns, strict=True)))
     sqs = partial.filter(pc.equal(partial.column("namespace"), SQS))
     coverage = sqs.group_by(list(COVERAGE_KEYS)).aggregate(
         [("timestamp_min", "min"), ("timestamp_max", "max")]
@@ -122,9 +126,21 @@ def figure_rows(partial: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:
             zip(*grouping.columns(coverage, (*COVERAGE_KEYS, *spans)), strict=True),
         )
     )
-    # Arrow sorts text by its UTF-8 bytes, which is Python's order of code points, and the
-    # series keys are unique: the rows are already in Python's order.
     return series_rows, sorted(coverage_rows)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cycle collector off while a fleet's rows are built: hundreds of thousands of tuples,
+    none in a cycle, would each few hundred start a collection that walks every one made so far
+    (without it, 0.1 s against 0.4 for 230,000 rows)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def aggregate(points: pa.Table) -> tuple[list[SeriesRow], list[CoverageRow]]:

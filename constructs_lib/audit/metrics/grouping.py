@@ -116,6 +116,16 @@ def _arrow_group(
     return grouped
 
 
+def sort(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """``table`` sorted by ``keys``, text by its bytes: by DuckDB when it is installed (a third
+    faster than pyarrow's on 230,000 series by five text keys), pyarrow's otherwise."""
+    if table.num_rows < MIN_ROWS or not fast_json.available():
+        return table.sort_by([(k, "ascending") for k in keys])
+    # DuckDB's default collation compares text by its bytes, as pyarrow does.
+    order = ", ".join(f'"{k}"' for k in keys)
+    return query_table(table, "unsorted", f"SELECT * FROM unsorted ORDER BY {order}")
+
+
 def query_table(table: pa.Table, name: str, query: str) -> pa.Table:
     """``query``'s result as an Arrow table; DuckDB reads ``table`` in place, by ``name``."""
     connection = fast_json.connection()

@@ -220,7 +220,13 @@ def evaluate(
     the join stage reads are few enough to join on the driver (``DRIVER_JOIN_BYTES``)."""
     if on_driver:
         return _evaluated_on_driver(wide, metrics)
-    rows = {kind: narrow(wide, kind, with_src=True) for kind in ROW_SCHEMAS}
+    # What the templates left to the join stage, read from the parsed rows once: the stage's
+    # first sets read these kinds a dozen times.
+    crossing = _kept(wide.filter(F.col("tag").isin(*CROSSING_KINDS)))
+    rows = {
+        kind: narrow(crossing if kind in CROSSING_KINDS else wide, kind, with_src=True)
+        for kind in ROW_SCHEMAS
+    }
     edges, touches = rows[RowKind.EDGE], rows[RowKind.TOUCH]
     exports = rows[RowKind.EXPORT].drop("src")
     shared = _kept(shared_keys(touches, edges, exports))

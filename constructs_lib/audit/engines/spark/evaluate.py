@@ -221,7 +221,7 @@ def evaluate(
     if on_driver:
         return _evaluated_on_driver(wide, metrics)
     # What the templates left to the join stage, read from the parsed rows once: the stage's
-    # first sets read these kinds a dozen times.
+    # first sets read these kinds eleven times.
     crossing = _kept(wide.filter(F.col("tag").isin(*CROSSING_KINDS)))
     rows = {
         kind: narrow(crossing if kind in CROSSING_KINDS else wide, kind, with_src=True)

@@ -5,6 +5,7 @@ DataFrame whose partition ``n`` holds task ``n``'s objects, for ``metrics.py``'s
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from constructs_lib.audit.metrics import stream
 # of 4.5 KB took 17.6 s, and 26.4 s at 4 MiB (bench/spark_metrics_read.py, local[2]).
 MAX_PARTITION_BYTES: Final = 128 * 2**20
 OPEN_COST_BYTES: Final = 64 * 2**10
+# Task counts tried, each a multiple of the cores, before the even deal is given up for Spark's
+# fill: dealing objects evenly may put more than ``max_bytes`` in a task, more tasks less so.
+BALANCING_TRIES: Final = 3
 # Spark's size suffixes (JavaUtils.byteStringAsBytes): binary multiples.
 _BYTE_UNITS: Final = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 # The rows of the range that counts a Spark Connect server's default parallelism: each of up
@@ -40,8 +44,9 @@ OBJECT_SCHEMA: Final = StructType(
 class TaskPacking:
     """How objects are packed into read tasks, as Spark's ``FilePartition`` packs files: at
     most ``max_bytes`` a task (an object over it alone in its task: a gzip stream cannot be
-    split), each object costing its size plus ``open_cost``, and at least ``min_tasks`` tasks
-    when there are as many objects (every core reads)."""
+    split), each object costing its size plus ``open_cost``, and tasks in a multiple of
+    ``min_tasks`` (the cores) when there are as many objects (every core reads in every
+    wave)."""
 
     max_bytes: int = MAX_PARTITION_BYTES
     open_cost: int = OPEN_COST_BYTES
@@ -49,10 +54,13 @@ class TaskPacking:
 
 
 def plan_tasks(sizes: Sequence[int], packing: TaskPacking) -> list[list[int]]:
-    """The objects' indices in each task, as ``FilePartition`` packs files: a task reads
+    """The objects' indices in each task. First as ``FilePartition`` packs files: a task reads
     ``max_bytes``, lowered to the total (sizes plus open costs) over ``min_tasks`` but never
     under ``open_cost``; objects go, largest first, into the current task until the next would
-    overflow it. Fewer than ``min_tasks`` tasks: each object goes to the least loaded instead."""
+    overflow it. On more than one core, the same objects are then dealt into a multiple of
+    ``min_tasks`` tasks of even cost (``_balanced``), the fewest that keep every task of more
+    than one object within ``max_bytes``: the lowered target only asks that every core read,
+    and a last, part-filled task would run alone in a wave of its own."""
     if not sizes:
         return []
     cost = [max(0, size) + packing.open_cost for size in sizes]
@@ -69,14 +77,28 @@ def plan_tasks(sizes: Sequence[int], packing: TaskPacking) -> list[list[int]]:
         current.append(index)
         filled += cost[index]
     tasks.append(current)
-    wanted = min(packing.min_tasks, len(sizes))
-    if len(tasks) >= wanted:
+    cores = max(1, packing.min_tasks)
+    if cores == 1:
         return tasks
-    tasks, loads = [[] for _ in range(wanted)], [0] * wanted
+    waves = max(1, len(tasks) // cores)
+    for count in range(waves * cores, (waves + BALANCING_TRIES) * cores, cores):
+        balanced = _balanced(order, sizes, cost, min(count, len(sizes)))
+        if all(len(t) == 1 or sum(sizes[i] for i in t) <= packing.max_bytes for t in balanced):
+            return balanced
+    return tasks
+
+
+def _balanced(
+    order: list[int], sizes: Sequence[int], cost: list[int], count: int
+) -> list[list[int]]:
+    """The objects, largest first (``order``), each dealt to the task of least cost so far:
+    ``count`` tasks whose costs differ by at most one object's (Graham's LPT rule)."""
+    loads = [(0, task) for task in range(count)]
+    tasks: list[list[int]] = [[] for _ in range(count)]
     for index in order:
-        least = loads.index(min(loads))
-        tasks[least].append(index)
-        loads[least] += cost[index]
+        load, task = heapq.heappop(loads)
+        tasks[task].append(index)
+        heapq.heappush(loads, (load + cost[index], task))
     return tasks
 
 

@@ -51,8 +51,8 @@ def test_objects_exactly_at_the_target_fill_a_task_each() -> None:
     assert sorted(len(task) for task in tasks) == [1, 1, 1, 1]
 
 
-def test_objects_are_packed_largest_first_until_the_next_would_overflow() -> None:
-    # Spark's FilePartition: 6 MiB (costing 7) then 2 MiB (7 + 2 <= 10) share a task, which
+def test_on_one_core_objects_are_packed_largest_first_until_the_next_would_overflow() -> None:
+    # Spark's FilePartition, kept where there is one core and so one task a wave: 6 MiB (costing 7) then 2 MiB (7 + 2 <= 10) share a task, which
     # has cost 10; the next 2 MiB (10 + 2 > 10) opens a new one.
     sizes = [2 * MIB, 6 * MIB, 2 * MIB, 1 * MIB]
     packing = spark_packing.TaskPacking(max_bytes=10 * MIB, open_cost=MIB, min_tasks=1)
@@ -79,6 +79,51 @@ def test_there_are_at_least_as_many_tasks_as_cores_when_there_are_as_many_object
     assert sorted(len(task) for task in tasks) == [1, 1, 2]
     two = spark_packing.plan_tasks([MIB, MIB], packing)
     assert sorted(len(task) for task in two) == [1, 1]
+
+
+def test_a_last_part_filled_task_is_dealt_out_so_that_every_wave_fills_the_cores() -> None:
+    # 100 objects of 800 KiB to 1 MiB on 2 cores: Spark's fill makes two tasks of the per-core
+    # target and a third of what is left, which runs alone in a second wave.
+    sizes = [800 * 2**10 + (i * 2311) % (224 * 2**10) for i in range(100)]
+    packing = spark_packing.TaskPacking(max_bytes=128 * MIB, open_cost=64 * 2**10, min_tasks=2)
+    filled = spark_packing.plan_tasks(
+        sizes,
+        spark_packing.TaskPacking(max_bytes=sum(sizes) // 2 + 1, open_cost=64 * 2**10, min_tasks=1),
+    )
+    assert len(filled) == 3
+    tasks = spark_packing.plan_tasks(sizes, packing)
+    assert len(tasks) == 2
+    costs = [sum(sizes[i] + packing.open_cost for i in task) for task in tasks]
+    assert max(costs) - min(costs) <= max(sizes) + packing.open_cost
+
+
+@pytest.mark.parametrize("cores", [2, 3, 8])
+def test_tasks_come_in_a_multiple_of_the_cores_each_of_even_cost_and_within_the_target(
+    cores: int,
+) -> None:
+    for seed in range(30):
+        sizes = [(i * 7919 + seed * 104729) % (12 * MIB) for i in range(40 + seed * 17)]
+        packing = spark_packing.TaskPacking(max_bytes=10 * MIB, open_cost=MIB, min_tasks=cores)
+        tasks = spark_packing.plan_tasks(sizes, packing)
+        assert sorted(i for task in tasks for i in task) == list(range(len(sizes)))
+        assert len(tasks) % cores == 0
+        assert all(len(task) == 1 or sum(sizes[i] for i in task) <= 10 * MIB for task in tasks)
+        costs = [sum(sizes[i] + MIB for i in task) for task in tasks]
+        assert max(costs) - min(costs) <= max(sizes) + MIB
+
+
+def test_without_an_even_deal_within_the_target_the_tasks_are_spark_s_fill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No even deal tried: what is left is the fill, three tasks on two cores.
+    monkeypatch.setattr(spark_packing, "BALANCING_TRIES", 0)
+    sizes = [6 * MIB, 5 * MIB, 5 * MIB, 4 * MIB]
+    packing = spark_packing.TaskPacking(max_bytes=10 * MIB, open_cost=0, min_tasks=2)
+    assert _sizes(spark_packing.plan_tasks(sizes, packing), sizes) == [
+        [6 * MIB],
+        [5 * MIB, 5 * MIB],
+        [4 * MIB],
+    ]
 
 
 @pytest.mark.parametrize(

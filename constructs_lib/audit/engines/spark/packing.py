@@ -58,8 +58,8 @@ def plan_tasks(sizes: Sequence[int], packing: TaskPacking) -> list[list[int]]:
     ``max_bytes``, lowered to the total (sizes plus open costs) over ``min_tasks`` but never
     under ``open_cost``; objects go, largest first, into the current task until the next would
     overflow it. On more than one core, the same objects are then dealt into a multiple of
-    ``min_tasks`` tasks of even cost (``_balanced``), the fewest that keep every task of more
-    than one object within ``max_bytes``: the lowered target only asks that every core read,
+    ``min_tasks`` tasks of even cost (``_balanced``), the fewest of ``BALANCING_TRIES`` counts
+    that keep every task of more than one object within ``max_bytes``: the lowered target only asks that every core read,
     and a last, part-filled task would run alone in a wave of its own."""
     if not sizes:
         return []

@@ -52,8 +52,8 @@ def test_objects_exactly_at_the_target_fill_a_task_each() -> None:
 
 
 def test_on_one_core_objects_are_packed_largest_first_until_the_next_would_overflow() -> None:
-    # Spark's FilePartition, kept where there is one core and so one task a wave: 6 MiB (costing 7) then 2 MiB (7 + 2 <= 10) share a task, which
-    # has cost 10; the next 2 MiB (10 + 2 > 10) opens a new one.
+    # Spark's FilePartition, kept on one core (one task a wave): 6 MiB (costing 7) then 2 MiB
+    # (7 + 2 <= 10) share a task, which has cost 10; the next 2 MiB (10 + 2 > 10) opens a new one.
     sizes = [2 * MIB, 6 * MIB, 2 * MIB, 1 * MIB]
     packing = spark_packing.TaskPacking(max_bytes=10 * MIB, open_cost=MIB, min_tasks=1)
     assert _sizes(spark_packing.plan_tasks(sizes, packing), sizes) == [
@@ -86,11 +86,13 @@ def test_a_last_part_filled_task_is_dealt_out_so_that_every_wave_fills_the_cores
     # target and a third of what is left, which runs alone in a second wave.
     sizes = [800 * 2**10 + (i * 2311) % (224 * 2**10) for i in range(100)]
     packing = spark_packing.TaskPacking(max_bytes=128 * MIB, open_cost=64 * 2**10, min_tasks=2)
-    filled = spark_packing.plan_tasks(
-        sizes,
-        spark_packing.TaskPacking(max_bytes=sum(sizes) // 2 + 1, open_cost=64 * 2**10, min_tasks=1),
+    # Spark's fill at the per-core target, as one core packs it: three tasks.
+    per_core = spark_packing.TaskPacking(
+        max_bytes=sum(size + packing.open_cost for size in sizes) // 2,
+        open_cost=64 * 2**10,
+        min_tasks=1,
     )
-    assert len(filled) == 3
+    assert len(spark_packing.plan_tasks(sizes, per_core)) == 3
     tasks = spark_packing.plan_tasks(sizes, packing)
     assert len(tasks) == 2
     costs = [sum(sizes[i] + packing.open_cost for i in task) for task in tasks]

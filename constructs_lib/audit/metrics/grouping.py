@@ -85,11 +85,24 @@ def group(
 
 
 def edge_sql(edge: Edge, where: str = "") -> str:
-    """DuckDB's ``edge``: the value whose (time, value) is the largest, the time negated for the
+    """DuckDB's ``edge``: the value whose (time, value) is the largest, the time reversed for the
     earliest, so a tie on the time goes to the larger value, in one pass."""
-    time = f'-"{edge.time}"' if edge.earliest else f'"{edge.time}"'
-    # struct_pack, not a {...} literal: the scan's queries are format strings
-    return f'arg_max("{edge.value}", struct_pack(t := {time}, v := "{edge.value}")){where}'
+    # -1 - t reverses the order of int64 times as -t does, without overflow at the smallest.
+    time = f'-1 - "{edge.time}"' if edge.earliest else f'"{edge.time}"'
+    value = f'"{edge.value}"'
+    key = _PAIR_KEY.format(time=time, value=value, bits=f"({value})::BIT::BIGINT::HUGEINT")
+    return f"arg_max({value}, {key}){where}"
+
+
+# (int64 time, double value) as one HUGEINT that orders as the pair does: the time times 2**64,
+# plus the value's IEEE 754 bits moved into [0, 2**64) so that they order as the numbers do
+# (a negative number's bits reversed below a positive one's; -0.0 equal to 0.0; every NaN above
+# infinity, as DuckDB orders them). arg_max by a HUGEINT takes DuckDB's fixed-size path, where a
+# struct key goes through generic sort keys (the readings, docs/performance.md).
+_PAIR_KEY: Final = (
+    "({time})::HUGEINT * 18446744073709551616 + CASE WHEN isnan({value}) THEN "
+    "18446744073709551615 WHEN {bits} >= 0 THEN {bits} + 9223372036854775808 ELSE -{bits} END"
+)
 
 
 def _arrow_group(

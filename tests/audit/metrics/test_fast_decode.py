@@ -276,6 +276,33 @@ def test_the_whole_scan_reads_good_json_objects_in_one_query(
     assert len(result.problems) == 1
 
 
+def test_a_point_at_the_earliest_int64_time_is_read_in_the_one_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The readings' order reverses the time: a reversal that overflowed there failed the query
+    # and sent every object of the run to the per-object path.
+    hour = tmp_path / "2026" / "11" / "20" / "06"
+    hour.mkdir(parents=True)
+    earliest = {**GOOD[0], "timestamp": -(2**63)}
+    for number in range(3):
+        (hour / f"good-{number}.gz").write_bytes(gzip.compress(_lines([*GOOD, earliest])))
+    read: list[str] = []
+    original = stream.read_points
+
+    def recording(location: str, *args: Any) -> decode.Decoded:
+        read.append(location)
+        return original(location, *args)
+
+    monkeypatch.setattr(stream, "read_points", recording)
+    monkeypatch.setattr(scan, "read_points", recording)
+    scanned = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    assert read == []
+    assert scanned.data_points == 3 * (len(GOOD) + 1)
+    monkeypatch.undo()
+    monkeypatch.setattr(fast_json, "available", lambda: False)
+    assert scanned == aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+
+
 @pytest.mark.parametrize(
     "over",
     # Known difference, not yet closed: DuckDB's ``maximum_object_size`` does not hold for a

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,49 @@ def test_both_group_bys_give_the_edges_with_ties_to_the_larger(
     assert grouped.column("opening").to_pylist() == [8.0, 6.0]  # a: 3 and 8 at t=1
     assert grouped.column("closing").to_pylist() == [4.0, 6.0]  # a: 4 at t=9
     assert grouped.column("maximum_max").to_pylist() == [8.0, 6.0]
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# Per key, (timestamp, max) pairs at the ends of int64 time and of the doubles; the readings
+# by hand: the value at the earliest and at the latest time, a tie to the larger.
+EXTREMES = {
+    "negative": (
+        [(INT64_MIN, -math.inf), (INT64_MIN, -5e-324), (0, 9.0), (7, -2.0), (7, -1.5)],
+        (-5e-324, -1.5),
+    ),
+    "nan": (
+        [(1, 1e300), (1, 0.0), (INT64_MAX, math.inf), (INT64_MAX, math.nan)],
+        (1e300, math.nan),
+    ),
+    "subnormal": ([(-3, -0.0), (-3, 5e-324), (4, -1e-300), (4, -0.0)], (5e-324, -0.0)),
+}
+
+
+def test_the_duckdb_edges_order_any_int64_time_and_any_double(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not fast_json.available():
+        pytest.skip("DuckDB is not installed")
+    monkeypatch.setattr(grouping, "MIN_ROWS", 0)
+    rows = [(key, t, v) for key, (pairs, _) in EXTREMES.items() for t, v in pairs]
+    table = pa.table(
+        {
+            "key": [key for key, _, _ in rows],
+            "timestamp": pa.array([t for _, t, _ in rows], pa.int64()),
+            "maximum": [v for _, _, v in rows],
+        }
+    )
+    grouped = grouping.group(table, ["key"], [], grouping.POINT_READINGS)
+    found = dict(
+        zip(
+            grouped.column("key").to_pylist(),
+            zip(*grouping.columns(grouped, ("opening", "closing")), strict=True),
+            strict=True,
+        )
+    )
+    for key, (_, expected) in EXTREMES.items():
+        # NaN is no number's equal, its own included: compared as text
+        assert [repr(v) for v in found[key]] == [repr(v) for v in expected], key
 
 
 def test_merged_parts_keep_the_edges_of_the_earliest_and_latest_part() -> None:

@@ -108,6 +108,27 @@ def test_spark_reads_the_same(spark: Any, stream: Path) -> None:
     assert result.series == aggregate.read_and_aggregate(str(stream), window_days=1).series
 
 
+def test_spark_reads_an_object_with_a_point_at_the_earliest_int64_time(
+    spark: Any, tmp_path: Path
+) -> None:
+    # An object of DuckDB's size (grouping.MIN_ROWS) is grouped by DuckDB in Spark's Python
+    # workers: the readings' reversal of time overflowed at the smallest int64 there and
+    # failed the whole read.
+    from constructs_lib.audit.engines.spark import metrics
+
+    points = [
+        _point("ApproximateNumberOfMessagesVisible", END - i * MINUTE, 1.0, f"q{i % 100}")
+        for i in range(grouping.MIN_ROWS)
+    ]
+    points.append(_point("ApproximateNumberOfMessagesVisible", -(2**63), 1.0))
+    (tmp_path / "fleet.gz").write_bytes(
+        gzip.compress("".join(json.dumps(p) + "\n" for p in points).encode())
+    )
+    result = metrics.read_and_aggregate(spark, str(tmp_path), window_days=1)
+    assert result.data_points == len(points)
+    assert result.series == aggregate.read_and_aggregate(str(tmp_path), window_days=1).series
+
+
 def _table() -> pa.Table:
     return pa.table(
         {

@@ -2,7 +2,7 @@
 and the driver's CPU (its Python process and its JVM) during the read.
 
     python bench/spark_metrics_stages.py CORPUS/parquet [--engines spark cluster-1 cluster-2]
-        [--pin-workers]
+        [--pin-workers] [--code DIR]
 
 Each engine runs ``spark/metrics.py``'s ``read_and_aggregate`` once, in a child process, on the
 session ``bench/metrics_bench.py`` gives it (a standalone cluster is started around its run).
@@ -25,6 +25,7 @@ from typing import Any
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
+import audit_bench  # noqa: E402  (--code)
 import metrics_bench  # noqa: E402
 
 
@@ -112,6 +113,7 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["spark", "cluster-1", "cluster-2"])
     parser.add_argument("--window", type=int, default=14)
     parser.add_argument("--pin-workers", action="store_true")
+    parser.add_argument("--code", type=audit_bench.checkout, help=audit_bench.CODE_HELP)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--master", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -120,7 +122,7 @@ def main() -> None:
         return
     root = Path(args.location).resolve().parent.parent
     for engine in args.engines:
-        with metrics_bench.where(engine, root, args.pin_workers) as at:
+        with metrics_bench.where(engine, root, args.pin_workers, args.code) as at:
             command = [sys.executable, __file__, args.location, "--child",
                        "--window", str(args.window), *at.args]  # fmt: skip
             done = subprocess.run(command, env=at.env, capture_output=True, text=True)

@@ -257,10 +257,8 @@ def test_a_tricky_line_in_the_whole_scan_gives_the_per_object_answer(
     assert repr(scanned) == repr(per_object)  # repr: a NaN is the same NaN
 
 
-def test_the_whole_scan_reads_good_json_objects_in_one_query(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _tricky_fleet(tmp_path, "bool count")
+def _per_object_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The objects the per-object path reads from here on (the scan's own calls included)."""
     read: list[str] = []
     original = stream.read_points
 
@@ -270,6 +268,14 @@ def test_the_whole_scan_reads_good_json_objects_in_one_query(
 
     monkeypatch.setattr(stream, "read_points", recording)
     monkeypatch.setattr(scan, "read_points", recording)
+    return read
+
+
+def test_the_whole_scan_reads_good_json_objects_in_one_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tricky_fleet(tmp_path, "bool count")
+    read = _per_object_reads(monkeypatch)
     result = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
     assert [Path(r).name for r in read] == ["tricky.gz"]  # for its problem text only
     assert result.data_points == 3 * len(GOOD) + len(GOOD)
@@ -286,15 +292,7 @@ def test_a_point_at_the_earliest_int64_time_is_read_in_the_one_query(
     earliest = {**GOOD[0], "timestamp": -(2**63)}
     for number in range(3):
         (hour / f"good-{number}.gz").write_bytes(gzip.compress(_lines([*GOOD, earliest])))
-    read: list[str] = []
-    original = stream.read_points
-
-    def recording(location: str, *args: Any) -> decode.Decoded:
-        read.append(location)
-        return original(location, *args)
-
-    monkeypatch.setattr(stream, "read_points", recording)
-    monkeypatch.setattr(scan, "read_points", recording)
+    read = _per_object_reads(monkeypatch)
     scanned = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
     assert read == []
     assert scanned.data_points == 3 * (len(GOOD) + 1)

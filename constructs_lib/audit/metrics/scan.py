@@ -48,28 +48,22 @@ _GZIP: Final = b"\x1f\x8b"
 _ISIZE: Final = 4  # gzip's trailer ends with the member's size modulo 2**32 (RFC 1952)
 _KEYS: Final = ("account", "region", "namespace", "metric", "dimension_name", "name")
 _OPENING, _CLOSING = grouping.POINT_READINGS
-_FIGURES: Final = f"""max(maximum) FILTER (WHERE good) AS maximum_max,
-    sum(total) FILTER (WHERE good) AS total_sum, sum(samples) FILTER (WHERE good) AS samples_sum,
-    min(timestamp) FILTER (WHERE good) AS timestamp_min,
-    max(timestamp) FILTER (WHERE good) AS timestamp_max,
-    {grouping.edge_sql(_OPENING, " FILTER (WHERE good)")} AS opening,
-    {grouping.edge_sql(_CLOSING, " FILTER (WHERE good)")} AS closing"""
-# Rows the audit does not keep share one group (their keys null): groups follow the series.
+_FIGURES: Final = f"""max(maximum) AS maximum_max, sum(total) AS total_sum,
+    sum(samples) AS samples_sum, min(timestamp) AS timestamp_min, max(timestamp) AS timestamp_max,
+    {grouping.edge_sql(_OPENING)} AS opening, {grouping.edge_sql(_CLOSING)} AS closing"""
+# Whether a row is a data point (``ok``) and one the audit keeps (``keep``) are keys of both
+# sets, not filters: per file, up to four groups to add up; per series, the kept groups are the
+# series' figures. Nulling the keys of the other rows, or a FILTER on each aggregate, made the
+# scan a fifth slower (docs/performance.md); their groups follow their series, as the kept do.
 _SCAN: Final = f"""
-WITH rows AS (
-    SELECT filename, ok, ok AND keep AS good, maximum, total, samples, timestamp,
-        CASE WHEN ok AND keep THEN timestamp // {DAY_MS} END AS day,
-        {", ".join(f"CASE WHEN ok AND keep THEN {k} END AS {k}" for k in _KEYS)}
-    FROM ({{rows}})
-)
-SELECT grouping(filename) AS per_series, filename, count(*) AS rows,
-    count(*) FILTER (WHERE NOT ok) AS malformed, {", ".join(_KEYS)}, day, {_FIGURES}
-FROM rows GROUP BY GROUPING SETS ((filename), ({", ".join(_KEYS)}, day))
+SELECT grouping(filename) AS per_series, filename, ok, keep, count(*) AS rows,
+    {", ".join(_KEYS)}, timestamp // {DAY_MS} AS day, {_FIGURES}
+FROM ({{rows}})
+GROUP BY GROUPING SETS ((filename, ok, keep), (ok, keep, {", ".join(_KEYS)}, day))
 """
 _RECOUNT: Final = f"""
-SELECT {", ".join(_KEYS)}, {_FIGURES}
-FROM (SELECT *, ok AND keep AS good FROM ({{rows}}))
-WHERE good AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
+SELECT {", ".join(_KEYS)}, {_FIGURES} FROM ({{rows}})
+WHERE ok AND keep AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
 """
 
 
@@ -159,10 +153,10 @@ def _scan_group(
             left += [o for o in items if o.location in named]
             items = [o for o in items if o.location not in named]
             continue
-        per_file = table.filter(pc.equal(table.column("per_series"), 0))
+        per_file = _per_file(table)
         over = {
             f
-            for f, n in zip(*grouping.columns(per_file, ("filename", "rows")), strict=True)
+            for f, n in zip(*grouping.columns(per_file, ("filename", "rows_sum")), strict=True)
             if n > max_rows
         }
         if over:
@@ -174,15 +168,34 @@ def _scan_group(
     return left + items
 
 
+def _per_file(table: pa.Table) -> pa.Table:
+    """The scan's groups per file, ``ok`` and ``keep`` -> per file its rows, the rows that are
+    not data points, and the first and last timestamp of the data points it keeps (null
+    without one)."""
+    groups = table.filter(pc.equal(table.column("per_series"), 0))
+    ok, rows = groups.column("ok"), groups.column("rows")
+    kept = pc.and_(ok, groups.column("keep"))
+    no_time = pa.scalar(None, pa.int64())
+    columns = {
+        "filename": groups.column("filename"),
+        "rows": rows,
+        "malformed": pc.if_else(ok, 0, rows),
+        "low": pc.if_else(kept, groups.column("timestamp_min"), no_time),
+        "top": pc.if_else(kept, groups.column("timestamp_max"), no_time),
+    }
+    functions = (("rows", "sum"), ("malformed", "sum"), ("low", "min"), ("top", "max"))
+    return pa.table(columns).group_by("filename").aggregate(list(functions))
+
+
 def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: list[Any]) -> None:
-    names = ("filename", "rows", "malformed", "timestamp_min", "timestamp_max")
+    names = ("filename", "rows_sum", "malformed_sum", "low_min", "top_max")
     for name, count, malformed, low, top in zip(*grouping.columns(per_file, names), strict=True):
         found.data_points[name] = count - malformed
         found.spans[name] = (low, top)
         if malformed:
             found.problems[name] = columnar.MALFORMED_ROWS.format(malformed)
-    per_series = pc.equal(table.column("per_series"), 1)
-    days = table.filter(pc.and_(per_series, pc.is_valid(table.column("day"))))
+    kept = pc.and_(table.column("ok"), table.column("keep"))
+    days = table.filter(pc.and_(pc.equal(table.column("per_series"), 1), kept))
     found.days.append(days.select([*_KEYS, "day", *_FIGURE_NAMES]))
     found.scanned[rows] = items
 

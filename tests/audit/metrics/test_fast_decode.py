@@ -360,3 +360,38 @@ def test_duckdb_draws_no_progress_bar_on_the_command_s_stderr() -> None:
     for connection in (fast_json.connection(), scan._connection(2)):
         setting = connection.sql("SELECT current_setting('enable_progress_bar')").fetchall()
         assert setting == [(False,)]
+
+
+@pytest.mark.parametrize("kind", ["json", "parquet"])
+def test_the_scan_counts_and_spans_each_object_as_the_per_object_path_does(
+    tmp_path: Path, kind: str
+) -> None:
+    # The newest and the earliest rows are data points the audit does not keep, and one row is
+    # not a data point: an object's span is its kept points' (the window's end and Spark's
+    # recount follow it), its count leaves the bad row out and names it.
+    newest = _point("1", "r", "AWS/EC2", "CPUUtilization", {"InstanceId": "i"}, START + 100)
+    earliest = _point("1", "r", "AWS/Lambda", "Errors", {"Resource": "f"}, START - 50)
+    bad = {**GOOD[1], "metric_name": None}
+    hour = tmp_path / "2026" / "11" / "20" / "00"
+    hour.mkdir(parents=True)
+    for number, points in enumerate([[*GOOD, newest, earliest, bad], GOOD, [newest]]):
+        name, data = (
+            (f"part-{number}.gz", gzip.compress(_lines(points)))
+            if kind == "json"
+            else (f"part-{number}.parquet", _parquet(points))
+        )
+        (hour / name).write_bytes(data)
+    listed = stream.list_objects(str(tmp_path))
+    found, left = scan.scan(listed, LIMITS, 2)
+    assert left == []
+    for item in listed:
+        decoded = stream.read_points(item.location, item.size, LIMITS)
+        stamps = decoded.points.column("timestamp").to_pylist()
+        span = (min(stamps), max(stamps)) if stamps else (None, None)
+        assert found.spans[item.location] == span
+        assert found.data_points[item.location] == decoded.data_points
+        assert (item.location in found.problems) == (decoded.problem is not None)
+    assert found.newest == GOOD[-1]["timestamp"]
+    assert sorted(found.problems) == [
+        str(hour / ("part-0.gz" if kind == "json" else "part-0.parquet"))
+    ]

@@ -2,8 +2,8 @@
 
     python bench/local_metrics_steps.py CORPUS/parquet [--runs 3] [--workers 2]
 
-The steps of ``aggregate.read_and_aggregate`` for local objects: listing, ``columnar.split``
-(which Parquet objects DuckDB may read), the DuckDB scan (``scan.scan``, the split included),
+The steps of ``aggregate.read_and_aggregate`` for local objects: listing, ``scan.kinds`` (which
+objects DuckDB may read, and as what), the DuckDB scan (``scan.scan``, that choice included),
 ``scan.figures`` (the window applied) and the Python rows the rules read. Each is the median of
 ``--runs`` runs, in CPU seconds of this process (DuckDB's threads included) and wall seconds.
 Run it at two commits (the code under test is the one importable as ``constructs_lib``) to
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from constructs_lib.audit.metrics import aggregate, columnar, scan, stream
+from constructs_lib.audit.metrics import aggregate, scan, stream
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS
 from constructs_lib.audit.metrics.request import window
 
@@ -34,10 +34,8 @@ def _one_run(location: str, workers: int, days: int) -> dict[str, tuple[float, f
     took: dict[str, tuple[float, float]] = {}
     listed, took["list"] = _timed(lambda: stream.within_window(stream.list_objects(location), days))
     ordered = sorted(listed[0], key=lambda o: -1 if o.hour is None else -o.hour)
-    _, took["split"] = _timed(
-        columnar.split, ordered, limits.max_object_bytes, limits.max_object_points
-    )
-    (found, _left), took["scan (split included)"] = _timed(scan.scan, ordered, limits, workers)
+    _, took["kinds"] = _timed(scan.kinds, ordered, limits)
+    (found, _left), took["scan (kinds included)"] = _timed(scan.scan, ordered, limits, workers)
     start = window(found.newest, days)[0]
     figures, took["figures"] = _timed(scan.figures, found, start, workers)
     _, took["rows"] = _timed(aggregate.figure_rows, figures)

@@ -1,4 +1,4 @@
-"""Which local Parquet objects DuckDB reads in one scan (``scan``), and the rows it reads.
+"""Which local Parquet objects DuckDB reads in one scan (``scan.kinds``), and the rows it reads.
 
 Per object (``decode._parquet_points``) the audit pays pyarrow's compute and group-by once per
 object; DuckDB reads every file of the run in one query on ``workers`` threads. Only objects it
@@ -12,19 +12,14 @@ as the per-object path names it.
 
 from __future__ import annotations
 
-import os
-import stat
 from typing import Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from constructs_lib.audit.metrics import fast_json
-from constructs_lib.audit.metrics.stream import StreamObject
-
-_MAGIC: Final = b"PAR1"
+MAGIC: Final = b"PAR1"
 # Characters DuckDB expands as a glob in a file name: such a path is read one object at a time.
-_GLOB: Final = frozenset("*?[{")
+GLOB: Final = frozenset("*?[{")
 _TEXT: Final = ("account_id", "region", "namespace", "metric_name")
 MALFORMED_ROWS: Final = "{:,} rows are not metric stream data points (a required field is null)"
 
@@ -62,7 +57,7 @@ def _exact_types(schema: pa.Schema) -> bool:
     )
 
 
-class _Verdicts:
+class Verdicts:
     """``_exact_types`` once per distinct schema: a fleet's objects share one or a few, and the
     conversion to an Arrow schema cost a fifth of the check of each object. The key is the
     Parquet schema with the Arrow schema a writer may store beside it (``ARROW:schema``), which
@@ -85,31 +80,9 @@ class _Verdicts:
         return verdict
 
 
-def _eligible(item: StreamObject, max_bytes: int, max_rows: int, verdicts: _Verdicts) -> bool:
-    path = item.location
-    if "://" in path or _GLOB & set(path) or item.size > max_bytes:
-        return False
-    try:
-        status = os.stat(path)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > max_bytes:
-            return False
-        with pa.OSFile(path) as source:  # one open for the magic and the footer
-            if source.read(len(_MAGIC)) != _MAGIC:
-                return False
-            metadata = pq.read_metadata(source)
-        return metadata.num_rows <= max_rows and verdicts.exact(metadata)
-    except (OSError, pa.ArrowException):
-        return False
-
-
-def split(
-    ordered: list[StreamObject], max_bytes: int, max_rows: int
-) -> tuple[list[StreamObject], list[StreamObject]]:
-    """(objects DuckDB reads in one scan, objects read one at a time), each in ``ordered``'s
-    order. Nothing goes to DuckDB without it installed."""
-    if not fast_json.available():
-        return [], list(ordered)
-    verdicts = _Verdicts()
-    direct = [o for o in ordered if _eligible(o, max_bytes, max_rows, verdicts)]
-    chosen = {o.location for o in direct}
-    return direct, [o for o in ordered if o.location not in chosen]
+def footer_eligible(source: pa.NativeFile, max_rows: int, verdicts: Verdicts) -> bool:
+    """Whether the footer of an open Parquet object reads, with the row count within
+    ``max_rows`` and the column types Firehose writes. ``pa.ArrowException`` or ``OSError``
+    when it does not read."""
+    metadata = pq.read_metadata(source)
+    return metadata.num_rows <= max_rows and verdicts.exact(metadata)

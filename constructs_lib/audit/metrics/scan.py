@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -84,24 +84,53 @@ class Scan:
         return max((last for _first, last in self.spans.values() if last is not None), default=None)
 
 
-def _json_eligible(item: StreamObject, limits: StreamLimits) -> bool:
+class Kinds(NamedTuple):
+    """The objects the scan reads, by how DuckDB reads them, each in the listing's order."""
+
+    parquet: list[StreamObject]
+    gzip: list[StreamObject]
+    plain: list[StreamObject]
+
+
+def kinds(ordered: list[StreamObject], limits: StreamLimits) -> Kinds:
+    """Which objects the scan reads, and as what, from one open of each: its first bytes, then
+    a Parquet object's footer (``columnar.footer_eligible``) or a gzip object's trailer. The
+    others (and all of them without DuckDB) are left to the per-object path."""
+    found = Kinds([], [], [])
+    if not fast_json.available():
+        return found
+    verdicts = columnar.Verdicts()
+    for item in ordered:
+        kind = _kind(item, limits, verdicts)
+        if kind is not None:
+            getattr(found, kind).append(item)
+    return found
+
+
+def _kind(item: StreamObject, limits: StreamLimits, verdicts: columnar.Verdicts) -> str | None:
     path = item.location
-    if "://" in path or columnar._GLOB & set(path) or path.endswith(".parquet"):
-        return False
+    if "://" in path or columnar.GLOB & set(path) or item.size > limits.max_object_bytes:
+        return None
     try:
         status = os.stat(path)
         if not stat.S_ISREG(status.st_mode) or status.st_size > limits.max_object_bytes:
-            return False
-        with open(path, "rb") as source:
-            head = source.read(len(columnar._MAGIC))
-            if head[:2] != _GZIP:
-                return head != columnar._MAGIC
+            return None
+        with pa.OSFile(path) as source:
+            head = source.read(len(columnar.MAGIC))
+            if head == columnar.MAGIC:
+                eligible = columnar.footer_eligible(source, limits.max_object_points, verdicts)
+                return "parquet" if eligible else None
+            if path.endswith(".parquet"):
+                return None
+            if head[: len(_GZIP)] != _GZIP:
+                return "plain"
             if status.st_size < 2 * len(_GZIP) + _ISIZE:
-                return False
-            source.seek(-_ISIZE, os.SEEK_END)
-            return int.from_bytes(source.read(_ISIZE), "little") <= limits.max_decoded_bytes
-    except OSError:
-        return False
+                return None
+            source.seek(status.st_size - _ISIZE)
+            decoded = int.from_bytes(source.read(_ISIZE), "little")
+            return "gzip" if decoded <= limits.max_decoded_bytes else None
+    except (OSError, pa.ArrowException):
+        return None
 
 
 def _json_rows(gzip: bool, limits: StreamLimits) -> str:
@@ -230,18 +259,12 @@ def scan(
     found = Scan()
     if not fast_json.available():
         return found, list(ordered)
-    parquet, _ = columnar.split(ordered, limits.max_object_bytes, limits.max_object_points)
-    chosen = {o.location for o in parquet}
-    rest = [o for o in ordered if o.location not in chosen]
-    json_files = [o for o in rest if _json_eligible(o, limits)]
-    is_gzip = [_is_gzip(o.location) for o in json_files]
-    gzip = [o for o, zipped in zip(json_files, is_gzip, strict=True) if zipped]
-    plain = [o for o, zipped in zip(json_files, is_gzip, strict=True) if not zipped]
+    chosen = kinds(ordered, limits)
     left: list[StreamObject] = []
     for rows, items in (
-        (_PARQUET_ROWS, parquet),
-        (_json_rows(True, limits), gzip),
-        (_json_rows(False, limits), plain),
+        (_PARQUET_ROWS, chosen.parquet),
+        (_json_rows(True, limits), chosen.gzip),
+        (_json_rows(False, limits), chosen.plain),
     ):
         left += _scan_group(rows, items, workers, found, limits.max_object_points)
     disagree = _settle_json_problems(found, limits)
@@ -259,11 +282,6 @@ def scan_without(
     found, left = scan([o for o in ordered if o.location not in removed], limits, workers)
     leave = {o.location for o in [*left, *out]}
     return found, [o for o in ordered if o.location in leave]
-
-
-def _is_gzip(path: str) -> bool:
-    with open(path, "rb") as source:
-        return source.read(len(_GZIP)) == _GZIP
 
 
 def figures(found: Scan, start: int | None, workers: int) -> pa.Table:

@@ -1,18 +1,21 @@
-"""Which local Parquet objects go to DuckDB's one scan (``columnar.split``): each object judged on
-its own, even when the judgement of a schema is shared among the objects that have it."""
+"""Which local objects go to DuckDB's one scan, and as what (``scan.kinds``): each Parquet object
+judged on its own, even when the judgement of a schema is shared among the objects that have it;
+a gzip object by its trailer; anything else left to the per-object path, which names it."""
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from constructs_lib.audit.metrics import columnar
+from constructs_lib.audit.metrics import scan
 from constructs_lib.audit.metrics.decode import DEFAULT_STREAM_LIMITS
 from constructs_lib.audit.metrics.stream import StreamObject
-from tests.audit.metrics.test_metrics_input import START, _parquet, _point
+from tests.audit.metrics.test_metrics_input import START, _lines, _parquet, _point
 
 pytest.importorskip("duckdb")
 
@@ -43,10 +46,11 @@ def _large_strings(data: bytes) -> bytes:
 
 
 def _split(items: list[StreamObject]) -> tuple[list[str], list[str]]:
-    direct, rest = columnar.split(
-        items, DEFAULT_STREAM_LIMITS.max_object_bytes, DEFAULT_STREAM_LIMITS.max_object_points
-    )
-    return [Path(o.location).name for o in direct], [Path(o.location).name for o in rest]
+    """(the Parquet objects the scan reads, the others), by name."""
+    direct = {o.location for o in scan.kinds(items, DEFAULT_STREAM_LIMITS).parquet}
+    return [Path(o.location).name for o in items if o.location in direct], [
+        Path(o.location).name for o in items if o.location not in direct
+    ]
 
 
 @pytest.mark.parametrize("large_first", [False, True])
@@ -77,3 +81,34 @@ def test_every_object_is_opened_even_when_its_schema_was_judged(tmp_path: Path) 
     direct, rest = _split(items)
     assert direct == ["a.parquet", "d.parquet"]
     assert rest == ["b-truncated.parquet", "c-not-parquet.parquet"]
+
+
+def test_each_object_is_read_as_its_first_bytes_say_or_left_to_the_per_object_path(
+    tmp_path: Path,
+) -> None:
+    lines = _lines(POINTS)
+    packed = gzip.compress(lines)
+    limits = dataclasses.replace(DEFAULT_STREAM_LIMITS, max_decoded_bytes=len(lines))
+    tighter = dataclasses.replace(limits, max_decoded_bytes=len(lines) - 1)
+    items = [
+        _write(tmp_path, "a.parquet", _parquet(POINTS)),
+        _write(tmp_path, "b-named-json.json", _parquet(POINTS)),  # Parquet whatever its name
+        _write(tmp_path, "c.gz", packed),
+        _write(tmp_path, "d-plain", lines),
+        _write(tmp_path, "e-json.parquet", packed),  # not Parquet, by a Parquet name
+        _write(tmp_path, "f-short.gz", packed[:7]),  # no room for a trailer
+        _write(tmp_path, "g-cut-parquet", _parquet(POINTS)[:-40]),  # Parquet's magic, no footer
+        _write(tmp_path, "h[1].gz", packed),  # a glob to DuckDB
+    ]
+    (tmp_path / "i-folder").mkdir()
+    items.append(StreamObject(str(tmp_path / "i-folder"), 0, None))
+
+    def names(found: list[StreamObject]) -> list[str]:
+        return [Path(o.location).name for o in found]
+
+    chosen = scan.kinds(items, limits)
+    assert names(chosen.parquet) == ["a.parquet", "b-named-json.json"]
+    assert names(chosen.gzip) == ["c.gz"]
+    assert names(chosen.plain) == ["d-plain"]
+    # One byte over the decompressed cap, as the gzip trailer states it: the per-object path.
+    assert names(scan.kinds(items, tighter).gzip) == []

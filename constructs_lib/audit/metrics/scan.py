@@ -53,8 +53,8 @@ _FIGURES: Final = f"""max(maximum) AS maximum_max, sum(total) AS total_sum,
     {grouping.edge_sql(_OPENING)} AS opening, {grouping.edge_sql(_CLOSING)} AS closing"""
 # Whether a row is a data point (``ok``) and one the audit keeps (``keep``) are keys of both
 # sets, not filters: per file, up to four groups to add up; per series, the kept groups are the
-# series' figures. Nulling the keys of the other rows, or a FILTER on each aggregate, made the
-# scan a fifth slower (docs/performance.md); their groups follow their series, as the kept do.
+# series' figures. Nulling the other rows' keys and a FILTER on each aggregate cost a third of
+# the Parquet scan (docs/performance.md); the other rows' groups follow their series too.
 _SCAN: Final = f"""
 SELECT grouping(filename) AS per_series, filename, ok, keep, count(*) AS rows,
     {", ".join(_KEYS)}, timestamp // {DAY_MS} AS day, {_FIGURES}

@@ -77,6 +77,9 @@ def list_objects(location: str) -> list[StreamObject]:
             "folder, one of its objects, or s3://BUCKET/PREFIX/"
         )
     found: list[StreamObject] = []
+    # Every path os.walk gives starts with the location: its rest is the key, cut rather than
+    # computed by os.path.relpath, which was half the listing of a fleet's objects.
+    prefix = location if location.endswith(os.sep) else location + os.sep
     for folder, subfolders, names in os.walk(location):
         subfolders.sort()
         for name in sorted(names):
@@ -85,7 +88,7 @@ def list_objects(location: str) -> list[StreamObject]:
                 size = os.stat(path).st_size
             except OSError:
                 size = 0  # a dangling link: reading it says why
-            relative = os.path.relpath(path, location).replace(os.sep, "/")
+            relative = path[len(prefix) :].replace(os.sep, "/")
             found.append(StreamObject(path, size, delivery_hour(relative)))
     return found
 

@@ -227,6 +227,18 @@ def test_objects_delivered_before_the_window_are_listed_not_read(tmp_path: Path)
     assert stream.delivery_hour("2026/11/20/00") is None  # an hour folder, not an object in it
 
 
+def test_listing_a_folder_dates_each_object_by_its_path_below_that_folder(tmp_path: Path) -> None:
+    # The folder given may itself look like a delivery hour: only the path below it counts.
+    root = tmp_path / "2026" / "11" / "19" / "23"
+    hour = root / "2026" / "11" / "20" / "00"
+    hour.mkdir(parents=True)
+    (hour / "x.gz").write_bytes(b"")
+    (root / "y.gz").write_bytes(b"")
+    for location in (str(root), f"{root}/", f"{root}/./"):
+        hours = {Path(o.location).name: o.hour for o in stream.list_objects(location)}
+        assert hours == {"x.gz": START, "y.gz": None}
+
+
 def _broken_objects(folder: Path, good: list[Point]) -> dict[str, str]:
     """Objects that are not (all) metric stream data points; their names -> a word the
     problem must say."""

@@ -24,7 +24,7 @@ _TEXT: Final = ("account_id", "region", "namespace", "metric_name")
 MALFORMED_ROWS: Final = "{:,} rows are not metric stream data points (a required field is null)"
 
 _ROWS: Final = """
-    SELECT filename, account_id AS account, region, namespace, metric_name AS metric,
+    SELECT file_index, account_id AS account, region, namespace, metric_name AS metric,
         value.max AS maximum, value.sum AS total, value.count AS samples, timestamp,
         coalesce(account_id IS NOT NULL AND region IS NOT NULL AND namespace IS NOT NULL
             AND metric_name IS NOT NULL AND dimensions IS NOT NULL AND timestamp IS NOT NULL
@@ -37,7 +37,7 @@ _ROWS: Final = """
         CASE WHEN named THEN map_keys(dimensions)[1] ELSE '' END AS dimension_name,
         CASE WHEN named THEN map_values(dimensions)[1] ELSE '' END AS name,
         coalesce(named OR namespace = 'AWS/SQS', false) AS keep
-    FROM read_parquet($files, filename = true)
+    FROM read_parquet($files)
 """
 
 

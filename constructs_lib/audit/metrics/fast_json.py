@@ -51,30 +51,51 @@ _NUMBERS: Final = ("max", "sum", "count")
 _NUMBER_CHECK: Final = "left(value.{0}, 1) NOT IN ('\"', 't', 'f', 'n', '{{', '[')"
 _QUERY: Final = """
 WITH raw AS (
-    SELECT * FROM read_json({path}, format = 'newline_delimited', columns = {columns},
+    SELECT {per_file}* FROM read_json({path}, format = 'newline_delimited', columns = {columns},
         records = true{options})
 ), typed AS (
-    SELECT {filename}account_id ->> '$' AS account, region ->> '$' AS region,
-        namespace ->> '$' AS namespace, metric_name ->> '$' AS metric, dimensions AS dims,
-        TRY_CAST(timestamp AS BIGINT) AS timestamp,
-        TRY_CAST(value.max AS DOUBLE) AS maximum, TRY_CAST(value.sum AS DOUBLE) AS total,
-        TRY_CAST(value.count AS DOUBLE) AS samples,
-        {text_checks} AND {number_checks} AND regexp_full_match(timestamp, '-?[0-9]+')
-        AND coalesce(list_bool_and(list_transform(map_values(dimensions),
-            lambda v: coalesce(left(v, 1) = '"', false))), true) AS ok
+    SELECT {per_file}account_id, region, namespace, metric_name, dimensions AS dims,
+        TRY_CAST(timestamp::VARCHAR AS BIGINT) AS timestamp,
+        TRY_CAST(value.max::VARCHAR AS DOUBLE) AS maximum,
+        TRY_CAST(value.sum::VARCHAR AS DOUBLE) AS total,
+        TRY_CAST(value.count::VARCHAR AS DOUBLE) AS samples,
+        {text_checks} AND regexp_full_match(timestamp, '-?[0-9]+')
+        AND CASE WHEN cardinality(dimensions) = 1
+            THEN coalesce(left(map_values(dimensions)[1], 1) = '"', false)
+            ELSE coalesce(list_bool_and(list_transform(map_values(dimensions),
+                lambda v: coalesce(left(v, 1) = '"', false))), true) END AS ok
     FROM raw
 ), named AS (
     SELECT *, coalesce(cardinality(dims) = 1 AND ({named}), false) AS named FROM typed
 )
-SELECT {filename}account, region, namespace, metric,
-    CASE WHEN named THEN map_keys(dims)[1] ELSE '' END AS dimension_name,
-    CASE WHEN named THEN map_values(dims)[1] ->> '$' ELSE '' END AS name,
+SELECT {per_file}{account} AS account, {region} AS region, {namespace} AS namespace,
+    {metric} AS metric, CASE WHEN named THEN map_keys(dims)[1] ELSE '' END AS dimension_name,
+    CASE WHEN named THEN {name} ELSE {empty} END AS name,
     maximum, total, samples, timestamp,
     coalesce(ok AND dims IS NOT NULL AND timestamp IS NOT NULL AND maximum IS NOT NULL
         AND total IS NOT NULL AND samples IS NOT NULL, false) AS ok,
-    coalesce(named OR namespace = '{coverage}', false) AS keep
+    coalesce(named OR namespace = '"{coverage}"', false) AS keep
 FROM named
 """
+# DuckDB's reader writes a JSON-typed value back in one spelling (its own, minified, escapes
+# only where JSON needs them: ``"AWS\/SQS"`` and ``"\u0041WS/SQS"`` both read as
+# ``"AWS/SQS"``), so a text field's JSON is compared and grouped as its text would be, and
+# decoding it (``->> '$'``) can wait until after a grouping, once per group instead of per row.
+_DECODE: Final = "{0} ->> '$'"
+_KEEP_ENCODED: Final = "{0}::VARCHAR"
+_TEXT_FIELDS: Final = (
+    ("account", "account_id"),
+    ("region", "region"),
+    ("namespace", "namespace"),
+    ("metric", "metric_name"),
+    ("name", "map_values(dims)[1]"),
+)
+
+
+def decoded(column: str) -> str:
+    """SQL for the text of ``column``, a text field as ``_query(..., encoded=True)`` gives it."""
+    return _DECODE.format(column)
+
 
 _local = threading.local()
 
@@ -126,22 +147,33 @@ def _lines_judged_here(data: bytes, max_line_bytes: int, max_points: int) -> int
 
 
 def _query(
-    path: str, series: dict[str, str], coverage: str, options: str = "", filename: bool = False
+    path: str,
+    series: dict[str, str],
+    coverage: str,
+    options: str = "",
+    per_file: bool = False,
+    encoded: bool = False,
 ) -> str:
     """The checked rows of ``path`` (a quoted path, or a list parameter with ``options``
-    giving ``read_json`` the file names: then each row has its ``filename``)."""
+    giving ``read_json`` the file names: then each row has its ``file_index``, the file's place
+    in that list). ``encoded``: the
+    text fields (``account``, ``region``, ``namespace``, ``metric``, ``name``) as their JSON,
+    for a query that groups them before it decodes them (``decoded``)."""
     named = " OR ".join(
-        f"(namespace = '{ns}' AND map_contains(dims, '{dim}'))" for ns, dim in series.items()
+        f"(namespace = '\"{ns}\"' AND map_contains(dims, '{dim}'))" for ns, dim in series.items()
     )
+    text = _KEEP_ENCODED if encoded else _DECODE
     return _QUERY.format(
         path=path,
         options=options,
-        filename="filename, " if filename else "",
+        per_file="file_index, " if per_file else "",
         columns=_COLUMNS,
         text_checks=" AND ".join(f"left({f}, 1) = '\"'" for f in _TEXT),
         number_checks=" AND ".join(_NUMBER_CHECK.format(f) for f in _NUMBERS),
         named=named,
         coverage=coverage,
+        empty="'\"\"'" if encoded else "''",
+        **{column: text.format(field) for column, field in _TEXT_FIELDS},
     )
 
 

@@ -56,15 +56,33 @@ _FIGURES: Final = f"""max(maximum) AS maximum_max, sum(total) AS total_sum,
 # series' figures. Nulling the other rows' keys and a FILTER on each aggregate cost a third of
 # the Parquet scan (docs/performance.md); the other rows' groups follow their series too.
 _SCAN: Final = f"""
-SELECT grouping(filename) AS per_series, filename, ok, keep, count(*) AS rows,
-    {", ".join(_KEYS)}, timestamp // {DAY_MS} AS day, {_FIGURES}
-FROM ({{rows}})
-GROUP BY GROUPING SETS ((filename, ok, keep), (ok, keep, {", ".join(_KEYS)}, day))
+SELECT *{{decode}} FROM (
+    SELECT grouping(file_index) AS per_series, file_index, ok, keep, count(*) AS rows,
+        {", ".join(_KEYS)}, timestamp // {DAY_MS} AS day, {_FIGURES}
+    FROM ({{rows}})
+    GROUP BY GROUPING SETS ((file_index, ok, keep), (ok, keep, {", ".join(_KEYS)}, day))
+)
 """
 _RECOUNT: Final = f"""
-SELECT {", ".join(_KEYS)}, {_FIGURES} FROM ({{rows}})
-WHERE ok AND keep AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
+SELECT *{{decode}} FROM (
+    SELECT {", ".join(_KEYS)}, {_FIGURES} FROM ({{rows}})
+    WHERE ok AND keep AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
+)
 """
+# The text keys JSON rows carry as their JSON (``fast_json._query``'s ``encoded``).
+_ENCODED_KEYS: Final = ("account", "region", "namespace", "metric", "name")
+
+
+class _Rows(NamedTuple):
+    """A query of the checked rows of the files ``$files``; ``json``: JSON lines, whose text
+    keys are grouped as their JSON and decoded in the grouped result."""
+
+    sql: str
+    json: bool
+
+    def query(self, template: str) -> str:
+        decoded = ", ".join(f"{fast_json.decoded(k)} AS {k}" for k in _ENCODED_KEYS)
+        return template.format(rows=self.sql, decode=f" REPLACE ({decoded})" if self.json else "")
 
 
 @dataclass
@@ -77,7 +95,7 @@ class Scan:
     problems: dict[str, str] = field(default_factory=dict)
     spans: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     days: list[pa.Table] = field(default_factory=list)
-    scanned: dict[str, list[StreamObject]] = field(default_factory=dict)
+    scanned: dict[_Rows, list[StreamObject]] = field(default_factory=dict)
 
     @property
     def newest(self) -> int | None:
@@ -133,16 +151,18 @@ def _kind(item: StreamObject, limits: StreamLimits, verdicts: columnar.Verdicts)
         return None
 
 
-def _json_rows(gzip: bool, limits: StreamLimits) -> str:
-    """``fast_json``'s checked rows over the files ``$files``, each with its ``filename``."""
+def _json_rows(gzip: bool, limits: StreamLimits) -> _Rows:
+    """``fast_json``'s checked rows over the files ``$files``, each with its ``file_index``."""
     options = (
-        f", filename = true, compression = '{'gzip' if gzip else 'none'}', "
+        f", compression = '{'gzip' if gzip else 'none'}', "
         f"maximum_object_size = {limits.max_line_bytes}"
     )
-    return fast_json._query("$files", dict(SERIES_DIMENSION), SQS, options, filename=True)
+    series = dict(SERIES_DIMENSION)
+    sql = fast_json._query("$files", series, SQS, options, per_file=True, encoded=True)
+    return _Rows(sql, json=True)
 
 
-_PARQUET_ROWS: Final = f"SELECT *, valid AS ok FROM ({columnar._ROWS})"
+_PARQUET_ROWS: Final = _Rows(f"SELECT *, valid AS ok FROM ({columnar._ROWS})", json=False)
 
 
 def _connection(workers: int) -> Any:
@@ -151,8 +171,8 @@ def _connection(workers: int) -> Any:
     return fast_json.quiet(duckdb.connect(config={"threads": max(1, workers)}))
 
 
-def _run(rows: str, files: list[str], workers: int) -> pa.Table:
-    result = _connection(workers).sql(_SCAN.format(rows=rows), params={"files": files}).arrow()
+def _run(rows: _Rows, files: list[str], workers: int) -> pa.Table:
+    result = _connection(workers).sql(rows.query(_SCAN), params={"files": files}).arrow()
     table: pa.Table = result.read_all() if hasattr(result, "read_all") else result
     return table
 
@@ -163,7 +183,7 @@ def _named(error: Exception, files: list[str]) -> list[str]:
 
 
 def _scan_group(
-    rows: str, items: list[StreamObject], workers: int, found: Scan, max_rows: int
+    rows: _Rows, items: list[StreamObject], workers: int, found: Scan, max_rows: int
 ) -> list[StreamObject]:
     """Scan ``items`` into ``found``; the objects the scan leaves to the per-object path."""
     import duckdb
@@ -182,7 +202,7 @@ def _scan_group(
             left += [o for o in items if o.location in named]
             items = [o for o in items if o.location not in named]
             continue
-        per_file = _per_file(table)
+        per_file = _per_file(table, files)
         over = {
             f
             for f, n in zip(*grouping.columns(per_file, ("filename", "rows_sum")), strict=True)
@@ -197,16 +217,16 @@ def _scan_group(
     return left + items
 
 
-def _per_file(table: pa.Table) -> pa.Table:
-    """The scan's groups per file, ``ok`` and ``keep`` -> per file its rows, the rows that are
-    not data points, and the first and last timestamp of the data points it keeps (null
-    without one)."""
+def _per_file(table: pa.Table, files: list[str]) -> pa.Table:
+    """The scan's groups per file (its place in ``files``), ``ok`` and ``keep`` -> per file
+    its name, rows, the rows that are not data points, and the first and last timestamp of the
+    data points it keeps (null without one)."""
     groups = table.filter(pc.equal(table.column("per_series"), 0))
     ok, rows = groups.column("ok"), groups.column("rows")
     kept = pc.and_(ok, groups.column("keep"))
     no_time = pa.scalar(None, pa.int64())
     columns = {
-        "filename": groups.column("filename"),
+        "filename": pa.array(files).take(groups.column("file_index")),
         "rows": rows,
         "malformed": pc.if_else(ok, 0, rows),
         "low": pc.if_else(kept, groups.column("timestamp_min"), no_time),
@@ -216,7 +236,9 @@ def _per_file(table: pa.Table) -> pa.Table:
     return pa.table(columns).group_by("filename").aggregate(list(functions))
 
 
-def _record(found: Scan, table: pa.Table, per_file: pa.Table, rows: str, items: list[Any]) -> None:
+def _record(
+    found: Scan, table: pa.Table, per_file: pa.Table, rows: _Rows, items: list[Any]
+) -> None:
     names = ("filename", "rows_sum", "malformed_sum", "low_min", "top_max")
     for name, count, malformed, low, top in zip(*grouping.columns(per_file, names), strict=True):
         found.data_points[name] = count - malformed
@@ -237,7 +259,7 @@ def _settle_json_problems(found: Scan, limits: StreamLimits) -> list[StreamObjec
     count of bad lines is not the scan's (they leave the scan)."""
     disagree: list[StreamObject] = []
     for rows, items in found.scanned.items():
-        if "read_json(" not in rows:
+        if not rows.json:
             continue
         for item in items:
             if item.location not in found.problems:
@@ -311,7 +333,7 @@ def _recount(found: Scan, start: int, day: int, workers: int) -> list[pa.Table]:
         near = [o for o in items if o.hour is None or (low < o.hour + HOUR_MS and o.hour < high)]
         if not near:
             continue
-        query = _RECOUNT.format(rows=rows)
+        query = rows.query(_RECOUNT)
         params = {"files": [o.location for o in near], "start": start, "day": day}
         result = _connection(workers).sql(query, params=params).arrow()
         parts.append(result.read_all() if hasattr(result, "read_all") else result)

@@ -71,6 +71,13 @@ def _with(**changes: Any) -> str:
     return json.dumps({k: v for k, v in record.items() if v is not _DROP})
 
 
+def _raw_value(key: str, text: str) -> str:
+    """A good line whose ``value.<key>`` is written as ``text``, raw JSON."""
+    marker = 424242.5
+    line = _with(value={**GOOD[0]["value"], key: marker})
+    return line.replace(str(marker), text)
+
+
 _DROP = object()
 TRICKY = {
     "float timestamp": _with(timestamp=5.0),
@@ -103,6 +110,19 @@ TRICKY = {
     "deep nesting": _with()[:-1] + ', "extra": ' + "[" * 2000 + "]" * 2000 + "}",
     "byte order mark": "\ufeff" + _with(),
     "not utf-8": _with(metric_name="\u00e9"),
+    # Text written with escapes is the same text: grouped with the good lines' series.
+    "escaped namespace": _with().replace('"AWS/SQS"', '"\\u0041WS\\/SQS"'),
+    "escaped queue name": _with().replace('"q0"', '"\\u0071\\u0030"'),
+    "escaped account and region": _with().replace('"1"', '"\\u0031"').replace('"r"', '"\\u0072"'),
+    "quote and backslash in a name": _with(dimensions={"QueueName": 'q"\\'}),
+    "exponent timestamp": _with().replace(f"{START}", f"{START / 1000}e3"),
+    "exponent max": _raw_value("max", "1E2"),
+    "negative zero sum": _raw_value("sum", "-0"),
+    "leading zero sum": _raw_value("sum", "037.5"),
+    "leading plus max": _raw_value("max", "+1"),
+    "infinite count": _raw_value("count", "Infinity"),
+    "huge exponent max": _raw_value("max", "1e400"),
+    "tiny exponent max": _raw_value("max", "4.9e-324"),
 }
 
 
@@ -251,7 +271,9 @@ def test_a_tricky_line_in_the_whole_scan_gives_the_per_object_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     _tricky_fleet(tmp_path, name)
+    read = _per_object_reads(monkeypatch)
     scanned = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
+    assert not [r for r in read if "good-" in r]  # the scan read the good objects
     monkeypatch.setattr(fast_json, "available", lambda: False)
     per_object = aggregate.read_and_aggregate(str(tmp_path), 14, LIMITS, 2)
     assert repr(scanned) == repr(per_object)  # repr: a NaN is the same NaN

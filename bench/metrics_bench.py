@@ -110,22 +110,29 @@ ORDER BY ALL
 # --- child: one run ------------------------------------------------------------------------------
 
 
+DUCKDB_JSON_COLUMNS = (
+    "{'account_id': 'VARCHAR', 'region': 'VARCHAR', 'namespace': 'VARCHAR', "
+    "'metric_name': 'VARCHAR', 'dimensions': 'MAP(VARCHAR, VARCHAR)', "
+    "'timestamp': 'BIGINT', 'value': 'STRUCT(max DOUBLE, sum DOUBLE, count DOUBLE)'}"
+)
+
+
+def duckdb_source(parquet: bool, files: str) -> str:
+    """The bare query's ``FROM``: ``files`` (SQL: a glob or a list) read as typed columns."""
+    if parquet:
+        return f"read_parquet({files})"
+    return (
+        f"read_json({files}, format='newline_delimited', compression='gzip', "
+        f"columns={DUCKDB_JSON_COLUMNS})"
+    )
+
+
 def _duckdb(path: Path, days: int, figures: bool) -> dict[str, Any]:
     import duckdb
 
     con = duckdb.connect(config={"threads": DUCKDB_THREADS})
-    if path.name == "parquet":
-        source = f"read_parquet('{path}/**/*.parquet')"
-    else:
-        columns = (
-            "{'account_id': 'VARCHAR', 'region': 'VARCHAR', 'namespace': 'VARCHAR', "
-            "'metric_name': 'VARCHAR', 'dimensions': 'MAP(VARCHAR, VARCHAR)', "
-            "'timestamp': 'BIGINT', 'value': 'STRUCT(max DOUBLE, sum DOUBLE, count DOUBLE)'}"
-        )
-        source = (
-            f"read_json('{path}/**/*.gz', format='newline_delimited', compression='gzip', "
-            f"columns={columns})"
-        )
+    parquet = path.name == "parquet"
+    source = duckdb_source(parquet, f"'{path}/**/*.{'parquet' if parquet else 'gz'}'")
     started = time.monotonic()
     if figures:
         found = con.sql(DUCKDB_FIGURES_QUERY.format(source=source, days=days)).fetchall()

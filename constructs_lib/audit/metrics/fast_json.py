@@ -46,14 +46,13 @@ _COLUMNS: Final = (
     "'value': 'STRUCT(max JSON, sum JSON, count JSON)'}"
 )
 _TEXT: Final = ("account_id", "region", "namespace", "metric_name")
-_NUMBERS: Final = ("max", "sum", "count")
-# A JSON number starts with a digit, a minus sign, or (Python's json reads them) N or I.
-_NUMBER_CHECK: Final = "left(value.{0}, 1) NOT IN ('\"', 't', 'f', 'n', '{{', '[')"
 _QUERY: Final = """
 WITH raw AS (
     SELECT {per_file}* FROM read_json({path}, format = 'newline_delimited', columns = {columns},
         records = true{options})
 ), typed AS (
+    -- Numbers cast from their JSON text: a cast of text takes only a number's spelling, where
+    -- a cast of JSON takes "5" and true as numbers too. Only an integer's text is digits.
     SELECT {per_file}account_id, region, namespace, metric_name, dimensions AS dims,
         TRY_CAST(timestamp::VARCHAR AS BIGINT) AS timestamp,
         TRY_CAST(value.max::VARCHAR AS DOUBLE) AS maximum,
@@ -169,7 +168,6 @@ def _query(
         per_file="file_index, " if per_file else "",
         columns=_COLUMNS,
         text_checks=" AND ".join(f"left({f}, 1) = '\"'" for f in _TEXT),
-        number_checks=" AND ".join(_NUMBER_CHECK.format(f) for f in _NUMBERS),
         named=named,
         coverage=coverage,
         empty="'\"\"'" if encoded else "''",

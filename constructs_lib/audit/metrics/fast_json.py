@@ -155,9 +155,9 @@ def _query(
 ) -> str:
     """The checked rows of ``path`` (a quoted path, or a list parameter with ``options``
     giving ``read_json`` the file names: then each row has its ``file_index``, the file's place
-    in that list). ``encoded``: the
-    text fields (``account``, ``region``, ``namespace``, ``metric``, ``name``) as their JSON,
-    for a query that groups them before it decodes them (``decoded``)."""
+    in that list). ``encoded``: the text fields (``account``, ``region``, ``namespace``,
+    ``metric``, ``name``) as their JSON, for a query that groups them before it decodes them
+    (``decoded``)."""
     named = " OR ".join(
         f"(namespace = '\"{ns}\"' AND map_contains(dims, '{dim}'))" for ns, dim in series.items()
     )

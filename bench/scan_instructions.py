@@ -9,8 +9,9 @@ does. Each figure is a child process run under callgrind with DuckDB on one thre
 query twice, less one of the same code that runs it once: one query, without the start-up and
 what a first query sets up once. "scan" is ``scan.scan`` of the first ``--objects`` objects
 (sorted by path): the choice of how to read each, the one query per format, its checks and
-grouping; "bare" is ``metrics_bench``'s ``duckdb-figures`` query over the same objects. Each ``--code`` directory (a worktree of another commit) is measured beside
-this checkout, so one invocation compares the code before and after a change.
+grouping; "bare" is ``metrics_bench``'s ``duckdb-figures`` query over the same objects. Each
+``--code`` directory (a worktree of another commit) is measured beside this checkout, so one
+invocation compares the code before and after a change.
 
 Instructions are not seconds: a query whose groups outgrow the caches spends time waiting on
 memory that callgrind does not count. Read these beside ``metrics_bench.py``'s seconds.

@@ -91,9 +91,11 @@ _TEXT_FIELDS: Final = (
 )
 
 
-def decoded(column: str) -> str:
-    """SQL for the text of ``column``, a text field as ``_query(..., encoded=True)`` gives it."""
-    return _DECODE.format(column)
+def decoding() -> str:
+    """The ``SELECT *`` modifier that decodes the text fields of ``_query(..., encoded=True)``'s
+    rows, in a query over them that has grouped them."""
+    decoded = ", ".join(f"{_DECODE.format(column)} AS {column}" for column, _ in _TEXT_FIELDS)
+    return f" REPLACE ({decoded})"
 
 
 _local = threading.local()
@@ -157,7 +159,7 @@ def _query(
     giving ``read_json`` the file names: then each row has its ``file_index``, the file's place
     in that list). ``encoded``: the text fields (``account``, ``region``, ``namespace``,
     ``metric``, ``name``) as their JSON, for a query that groups them before it decodes them
-    (``decoded``)."""
+    (``decoding``)."""
     named = " OR ".join(
         f"(namespace = '\"{ns}\"' AND map_contains(dims, '{dim}'))" for ns, dim in series.items()
     )

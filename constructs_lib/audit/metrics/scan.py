@@ -69,8 +69,6 @@ SELECT *{{decode}} FROM (
     WHERE ok AND keep AND timestamp > $start AND timestamp // {DAY_MS} = $day GROUP BY ALL
 )
 """
-# The text keys JSON rows carry as their JSON (``fast_json._query``'s ``encoded``).
-_ENCODED_KEYS: Final = ("account", "region", "namespace", "metric", "name")
 
 
 class _Rows(NamedTuple):
@@ -81,8 +79,7 @@ class _Rows(NamedTuple):
     json: bool
 
     def query(self, template: str) -> str:
-        decoded = ", ".join(f"{fast_json.decoded(k)} AS {k}" for k in _ENCODED_KEYS)
-        return template.format(rows=self.sql, decode=f" REPLACE ({decoded})" if self.json else "")
+        return template.format(rows=self.sql, decode=fast_json.decoding() if self.json else "")
 
 
 @dataclass

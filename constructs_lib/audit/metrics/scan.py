@@ -7,7 +7,8 @@ points, the newest kept data point) and per series, dimension set and day (max, 
 last timestamp of the kept data points). No window in the scan: once the newest data point is
 known, days wholly inside the window are kept, days wholly before it dropped, and only the day
 holding the window's start, when a series straddles it, is counted again, over the objects
-delivered near that day. Memory follows the series times the days, never the data points.
+whose kept points reach into that day after the start. Memory follows the series times the
+days, never the data points.
 
 What goes to the per-object path instead (``stream.read_points``), which names its problem:
 an object over the size cap, a gzip whose trailer (ISIZE, the last member's size modulo 4 GiB)
@@ -38,8 +39,8 @@ import pyarrow.compute as pc
 
 from constructs_lib.audit.metrics import columnar, fast_json, grouping
 from constructs_lib.audit.metrics.decode import SERIES_DIMENSION, SQS, StreamLimits
-from constructs_lib.audit.metrics.request import DAY_MS, HOUR_MS
-from constructs_lib.audit.metrics.stream import PARTITION_SLACK_MS, StreamObject, read_points
+from constructs_lib.audit.metrics.request import DAY_MS
+from constructs_lib.audit.metrics.stream import StreamObject, read_points
 
 # Queries rerun without the file DuckDB named in its error, at most this many times: a fleet
 # has a handful of broken objects; past that, every file left is read one at a time.
@@ -322,19 +323,25 @@ def figures(found: Scan, start: int | None, workers: int) -> pa.Table:
 
 
 def _recount(found: Scan, start: int, day: int, workers: int) -> list[pa.Table]:
-    """The figures of the points after ``start`` in ``day``, from the objects delivered near it
-    (those without a delivery hour always)."""
-    low, high = day * DAY_MS - DAY_MS - PARTITION_SLACK_MS, (day + 2) * DAY_MS + PARTITION_SLACK_MS
+    """The figures of the points after ``start`` in ``day``, from the objects whose kept points
+    span a moment of it after ``start`` (the scan's spans: exact, where a delivery hour is only
+    near its points)."""
+    day_end = (day + 1) * DAY_MS
     parts: list[pa.Table] = []
     for rows, items in found.scanned.items():
-        near = [o for o in items if o.hour is None or (low < o.hour + HOUR_MS and o.hour < high)]
-        if not near:
+        holding = [o.location for o in items if _holds(found.spans.get(o.location), start, day_end)]
+        if not holding:
             continue
         query = rows.query(_RECOUNT)
-        params = {"files": [o.location for o in near], "start": start, "day": day}
+        params = {"files": holding, "start": start, "day": day}
         result = _connection(workers).sql(query, params=params).arrow()
         parts.append(result.read_all() if hasattr(result, "read_all") else result)
     return parts
+
+
+def _holds(span: tuple[int | None, int | None] | None, start: int, day_end: int) -> bool:
+    first, last = span or (None, None)  # an object without rows has no span
+    return first is not None and last is not None and first < day_end and last > start
 
 
 def _empty() -> pa.Table:

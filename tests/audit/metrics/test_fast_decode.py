@@ -341,7 +341,27 @@ def test_a_line_at_or_over_the_cap_in_the_whole_scan_gives_the_per_object_answer
     assert scanned == aggregate.read_and_aggregate(str(tmp_path), 14, limits, 2)
 
 
-def test_the_day_holding_the_windows_start_is_counted_again_from_the_objects_near_it(
+class _RecountedFiles:
+    """``scan._connection`` that records the files each recount (a query with a ``day``) reads."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+        self.files: list[str] = []
+
+    def __call__(self, workers: int) -> Any:
+        connection = self.original(workers)
+        recorded = self.files
+
+        class Recording:
+            def sql(self, query: str, params: dict[str, Any]) -> Any:
+                if "day" in params:
+                    recorded.extend(params["files"])
+                return connection.sql(query, params=params)
+
+        return Recording()
+
+
+def test_the_day_holding_the_windows_start_is_counted_again_from_the_objects_holding_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     points = _corpus_points(days=5)
@@ -350,19 +370,25 @@ def test_the_day_holding_the_windows_start_is_counted_again_from_the_objects_nea
     points.append(
         _point("1", "r", "AWS/SQS", "m", {"QueueName": "q"}, newest + HOUR * 12 + 300_000)
     )
-    write_stream(tmp_path, points)
-    recounted: list[int] = []
-    original = scan._recount
-
-    def recording(found: scan.Scan, start: int, day: int, workers: int) -> Any:
-        recounted.append(day)
-        return original(found, start, day, workers)
-
-    monkeypatch.setattr(scan, "_recount", recording)
+    written = write_stream(tmp_path, points)
+    start = newest + HOUR * 12 + 300_000 - 2 * DAY_MS
+    day_end = (start // DAY_MS + 1) * DAY_MS
+    # Objects hold one hour of points each (write_stream), each of its times an AWS/SQS point,
+    # kept: those holding a time of the day after the start, and only those, are read again (a
+    # delivery hour a day either side of the day would have been near enough).
+    hours = sorted({p["timestamp"] // HOUR for p in points})
+    times = {p["timestamp"] for p in points if start < p["timestamp"] < day_end}
+    holding = [
+        str(path)
+        for path, hour in zip(written, hours, strict=True)
+        if hour in {t // HOUR for t in times}
+    ]
+    recounted = _RecountedFiles(scan._connection)
+    monkeypatch.setattr(scan, "_connection", recounted)
     result = aggregate.read_and_aggregate(str(tmp_path), 2, LIMITS, 2)
+    assert result.window_start == start
     assert (list(result.series), list(result.coverage)) == expected(points, 2)
-    assert result.window_start is not None
-    assert recounted == [result.window_start // DAY_MS]
+    assert sorted(recounted.files) == sorted(holding)
 
 
 def test_data_spanning_less_than_the_window_is_read_in_one_scan(
